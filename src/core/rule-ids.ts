@@ -1,0 +1,56 @@
+/**
+ * Rule ids are API: add, never rename. They are the ids of `../shared/rules/CATALOGUE.md`,
+ * plus the few this package needs that the catalogue does not name (marked below).
+ */
+export type RuleId =
+  | 'tool-calls-unanswered'
+  | 'tool-result-orphan'
+  | 'tool-result-not-adjacent'
+  | 'tool-result-id-mismatch'
+  | 'tool-result-duplicate'
+  | 'tool-call-id-missing'
+  | 'tool-call-id-duplicate'
+  | 'tool-call-id-format'
+  | 'tool-calls-empty' // not in the catalogue: OpenAI's `empty_array` on tool_calls (corpus 008)
+  | 'tool-calls-too-many'
+  | 'tool-call-malformed' // not in the catalogue: a tool call without its `function` object (corpus 001)
+  | 'tool-call-arguments-invalid-json'
+  | 'content-null'
+  | 'content-empty'
+  | 'reasoning-content-missing'
+  | 'tool-followed-by-user'
+  | 'role-unknown'
+  | 'unknown-message-field'
+  | 'ends-with-assistant'
+  | 'prefix-not-last'
+  | 'roles-not-alternating'
+  | 'no-user-message'
+  | 'empty-messages'
+  | 'message-malformed'; // not in the catalogue: an entry that is not a message object at all
+
+/**
+ * Rules about how calls and results pair up and in what order. A provider 400 naming one of
+ * these is what the agent runner, the proxy and the plugin heal with a repair and one retry.
+ */
+export const PAIRING_RULES: ReadonlySet<RuleId> = new Set<RuleId>([
+  'tool-calls-unanswered',
+  'tool-result-orphan',
+  'tool-result-not-adjacent',
+  'tool-result-id-mismatch',
+  'tool-result-duplicate',
+  'tool-call-id-missing',
+  'tool-call-id-duplicate',
+  'tool-call-id-format',
+  'tool-calls-empty',
+  'tool-call-malformed',
+  'tool-followed-by-user',
+  'reasoning-content-missing',
+  'content-null',
+  'content-empty',
+  'ends-with-assistant',
+  'roles-not-alternating',
+]);
+
+export function isPairingRule(rule: string): boolean {
+  return PAIRING_RULES.has(rule as RuleId);
+}
