@@ -1,0 +1,11 @@
+import type { Command } from './command.js';
+
+/**
+ * The command table. Each command lives in `commands/<name>.ts`; add one line here per command.
+ * Loaded lazily so `unstuck check` does not pay for the proxy's or the chat's imports.
+ */
+export const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  check: { summary: 'Name every violation in a history, the way the provider would', load: async () => (await import('./commands/check.js')).checkCommand },
+  fix: { summary: 'Repair a history so the provider accepts it, reporting every change', load: async () => (await import('./commands/fix.js')).fixCommand },
+  proxy: { summary: 'Run an OpenAI-compatible proxy that repairs chat requests on their way to the provider', load: async () => (await import('./commands/proxy.js')).proxyCommand },
+};

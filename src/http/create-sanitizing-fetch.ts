@@ -1,0 +1,135 @@
+import { classifyError, isPairingRule } from '../core/index.js';
+import type { Change, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import { isChatCompletionsPath } from './is-chat-completions-path.js';
+import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
+import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
+
+/** What one repair of an outgoing request did; `attempt: 'heal'` is the one retry after a provider 400. */
+export interface RepairEvent {
+  url: string;
+  attempt: 'request' | 'heal';
+  changes: Change[];
+  rules: RuleId[];
+  remaining: Remaining[];
+  /** For a heal: the rule the provider's 400 was classified as. */
+  rejectedFor?: RuleId;
+}
+
+export interface SanitizingFetchOptions {
+  /** The provider whose rules the request must meet (default: the core's default, OpenAI). */
+  profile?: ProfileName | Profile;
+  policy?: RepairPolicy;
+  /** The fetch to send through (default: the global fetch, looked up at call time). */
+  fetch?: typeof fetch;
+  /** Called after every repair that changed something. Must not throw. */
+  onRepair?: (event: RepairEvent) => void;
+}
+
+/**
+ * A `fetch` for any SDK. POSTs to a chat-completions endpoint are repaired before they are sent;
+ * when nothing needed repair the original body goes out untouched (same string, same bytes).
+ * A 400 that the core classifies as a pairing or ordering rule is repaired again with the
+ * strongest policy and retried exactly once. Responses, streamed or not, pass through as they came.
+ */
+export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typeof fetch {
+  const send: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const report = (event: RepairEvent): void => {
+    try {
+      options.onRepair?.(event);
+    } catch {
+      // A broken observer must not break the request.
+    }
+  };
+
+  return async function sanitizingFetch(input, init) {
+    const outgoing = await readChatRequest(input, init);
+    if (outgoing === undefined) return send(input, init);
+
+    const first = sanitizeChatBody(outgoing.body, { profile: options.profile, policy: options.policy });
+    if (first.changed) report(eventOf(outgoing.url, 'request', first));
+    const response = await send(...outgoing.build(first.changed ? JSON.stringify(first.body) : undefined));
+    if (response.status !== 400) return response;
+
+    const text = await response.text();
+    const again = (): Response => new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
+    const verdict = classifyError(response.status, text);
+    if (verdict === undefined || !isPairingRule(verdict.rule)) return again();
+    const healed = heal(first.body, verdict, options);
+    if (!healed.changed) return again();
+    report({ ...eventOf(outgoing.url, 'heal', healed), rejectedFor: verdict.rule });
+    return send(...outgoing.build(JSON.stringify(healed.body)));
+  };
+}
+
+/**
+ * The strongest repair under the configured profile; when that finds nothing to change and the
+ * 400 reads like another known provider, that provider's rules are tried (the upstream may be
+ * stricter than the profile the user chose).
+ */
+function heal(body: ChatBody, verdict: { provider: string }, options: SanitizingFetchOptions): SanitizedChatBody {
+  const policy = { ...options.policy, level: 'strongest' as const };
+  const healed = sanitizeChatBody(body, { profile: options.profile, policy });
+  if (healed.changed || !isProfileName(verdict.provider) || verdict.provider === options.profile) return healed;
+  return sanitizeChatBody(body, { profile: verdict.provider, policy });
+}
+
+const PROFILE_NAMES: ReadonlySet<string> = new Set(['openai', 'deepseek', 'qwen', 'mistral', 'moonshot', 'groq']);
+
+function isProfileName(name: string): name is ProfileName {
+  return PROFILE_NAMES.has(name);
+}
+
+function eventOf(url: string, attempt: RepairEvent['attempt'], result: SanitizedChatBody): RepairEvent {
+  return { url, attempt, changes: result.changes, rules: result.rules, remaining: result.remaining };
+}
+
+type FetchArguments = [input: string | URL | Request, init?: RequestInit];
+
+interface ChatRequest {
+  url: string;
+  body: ChatBody;
+  /** The arguments to send: the original ones when `text` is undefined, else the same request with this body. */
+  build(text: string | undefined): FetchArguments;
+}
+
+/** The chat request inside fetch arguments, or undefined when this is not one we repair. */
+async function readChatRequest(input: string | URL | Request, init: RequestInit | undefined): Promise<ChatRequest | undefined> {
+  const isRequest = typeof input === 'object' && 'url' in input && typeof (input as Request).clone === 'function' && !(input instanceof URL);
+  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : (input as Request).url;
+  const method = (init?.method ?? (isRequest ? (input as Request).method : 'GET')).toUpperCase();
+  if (method !== 'POST' || !isChatCompletionsPath(url)) return undefined;
+
+  if (init?.body !== undefined && init.body !== null) {
+    const text = await bodyText(init.body);
+    const body = text === undefined ? undefined : parseChatBody(text);
+    if (body === undefined) return undefined;
+    return {
+      url,
+      body,
+      build: (replacement) => (replacement === undefined ? [input, init] : [input, { ...init, body: replacement, headers: withoutContentLength(init.headers) }]),
+    };
+  }
+  if (!isRequest) return undefined;
+  const request = new Request(input as Request, init);
+  const body = parseChatBody(await request.clone().text());
+  if (body === undefined) return undefined;
+  return {
+    url,
+    body,
+    build: (replacement) =>
+      replacement === undefined ? [request.clone()] : [new Request(request, { body: replacement, headers: withoutContentLength(request.headers) })],
+  };
+}
+
+async function bodyText(body: NonNullable<RequestInit['body']>): Promise<string | undefined> {
+  if (typeof body === 'string') return body;
+  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return new TextDecoder().decode(body);
+  if (body instanceof Blob) return body.text();
+  return undefined; // a stream, form data or search params: not a JSON chat body we can read without consuming it
+}
+
+function withoutContentLength(headers: RequestInit['headers'] | Headers | undefined): Headers {
+  const result = new Headers(headers);
+  result.delete('content-length');
+  return result;
+}
