@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
+import type { Io } from '../../src/cli/io.js';
+import { run } from '../../src/cli/run.js';
+
+function captureIo(cwd: string, signal?: AbortSignal): Io & { out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  const io: Io & { out: () => string; err: () => string } = {
+    stdout: { write: (text: string) => (out += text) },
+    stderr: { write: (text: string) => (err += text) },
+    stdin: new PassThrough(),
+    env: {},
+    cwd,
+    out: () => out,
+    err: () => err,
+  };
+  if (signal !== undefined) io.signal = signal;
+  return io;
+}
+
+async function waitFor(predicate: () => boolean): Promise<void> {
+  for (let tries = 0; tries < 200 && !predicate(); tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+test('unstuck emulate serves a script on loopback until its signal stops it', async () => {
+  const directory = await mkdtemp(join(tmpdir(), 'unstuck-emulate-'));
+  try {
+    await writeFile(join(directory, 'script.json'), JSON.stringify([{ text: 'from the script' }]));
+    const controller = new AbortController();
+    const io = captureIo(directory, controller.signal);
+    const exit = run(['emulate', '--profile', 'deepseek', '--script', 'script.json'], io);
+    await waitFor(() => /http:\/\/127\.0\.0\.1:\d+/.test(io.out()));
+    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(io.out())?.[0];
+    assert.ok(url !== undefined, `printed its URL: ${io.out()}`);
+    const answer = (await (await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) })).json()) as any;
+    assert.equal(answer.choices[0].message.content, 'from the script');
+    const rejected = await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'tool', tool_call_id: 'x', content: 'secret' }] }) });
+    assert.equal(rejected.status, 400);
+    controller.abort();
+    assert.equal(await exit, 0);
+    assert.match(io.err(), /\/v1\/chat\/completions 200\n/);
+    assert.match(io.err(), /\/v1\/chat\/completions 400 tool-result-orphan/);
+    assert.doesNotMatch(io.err(), /secret/, 'message contents are never logged');
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+});
+
+test('unstuck emulate: bad input is one line on stderr and exit 2', async () => {
+  const directory = await mkdtemp(join(tmpdir(), 'unstuck-emulate-'));
+  try {
+    await writeFile(join(directory, 'bad.json'), JSON.stringify([{ fault: { status: 404 } }]));
+    await writeFile(join(directory, 'broken.json'), '[{');
+    const cases: [string[], RegExp][] = [
+      [['emulate', '--profile', 'nope'], /^unstuck emulate: unknown profile 'nope'/],
+      [['emulate', '--port', 'eighty'], /^unstuck emulate: --port must be a number/],
+      [['emulate', '--script', 'missing.json'], /^unstuck emulate: missing\.json: cannot read the script: ENOENT/],
+      [['emulate', '--script', 'bad.json'], /^unstuck emulate: bad\.json: step 0\.fault: expected/],
+      [['emulate', '--script', 'broken.json'], /^unstuck emulate: broken\.json: the script is not JSON/],
+    ];
+    for (const [argv, pattern] of cases) {
+      const io = captureIo(directory, AbortSignal.abort());
+      assert.equal(await run(argv, io), 2, argv.join(' '));
+      assert.match(io.err(), pattern);
+      assert.equal(io.err().trim().split('\n').length, 1);
+    }
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+});
