@@ -1,0 +1,7 @@
+/** `unstuck/session`: where a conversation lives between turns. */
+export type { FileStoreOptions, JournalStoreOptions, LoadResult, SessionProblem, SessionStore, TranscriptStoreOptions } from './types.js';
+export { createTranscriptStore } from './transcript-store.js';
+export { createJournalStore } from './journal-store.js';
+export { createMemoryStore } from './memory-store.js';
+export { formatTranscript, parseTranscript } from './transcript-codec.js';
+export { formatJournal, parseJournal } from './journal-codec.js';

@@ -1,0 +1,303 @@
+import { Buffer } from 'node:buffer';
+import type { Message } from '../core/messages.js';
+import { isMessage, textOf } from '../core/messages.js';
+import type { Fence } from './fence.js';
+import { fenceFor, stepFence } from './fence.js';
+import type { LoadResult, SessionProblem } from './types.js';
+
+/**
+ * The Markdown transcript: readable in any Markdown viewer, and exact. Each message is a heading,
+ * a readable rendering, and then one line `<!-- nf-msg BASE64 -->` holding the UTF-8 JSON of the
+ * message: that line alone is the authority when the file is read back (the NexForgeCLI marker, so
+ * its files load too). The readable part may be shortened or escaped; the marker never is.
+ *
+ * What makes content unable to forge a message (the NexForgeCLI 0.4.1 "ghost message" bug):
+ *  - on write, anything in the readable part that could be read as a marker or a header gets a
+ *    zero-width space after its `<!--`;
+ *  - on read, only a marker that is a whole line, outside fenced content, counts;
+ *  - the writer closes any fence that content left open, so a real marker is never inside one.
+ */
+
+export const MARKER_PREFIX = '<!-- nf-msg ';
+const MARKER_SUFFIX = ' -->';
+const HEADER = /^<!-- unstuck-session v(\d+)((?: [a-z]+=\S*)*) -->[ \t]*\r?$/;
+const SEGMENT = /^<!-- unstuck-segment messages=(\d+) sha256=([0-9a-f]{64}) file=(\S+) -->[ \t]*\r?$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const LOOKALIKE = /<!--(?=\s*(?:nf-msg|unstuck-))/gi;
+const HEADING = /^## \d+ · /;
+const FORMAT_VERSION = 1;
+
+/** A segment file a main transcript declares: its name (relative to the main file), size and digest. */
+export interface SegmentRef {
+  file: string;
+  messages: number;
+  sha256: string;
+  line: number;
+}
+
+export interface ParsedTranscript extends LoadResult {
+  /** Message count the header declares (the whole session, segments included), when there is a header. */
+  declared?: number;
+  segments: SegmentRef[];
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Reads a transcript's text. Never throws: every whole message comes back, `problems` lists the rest. */
+export function parseTranscript(text: string, options: { file?: string } = {}): LoadResult {
+  const file = options.file ?? '<transcript>';
+  const parsed = parseTranscriptText(text, file);
+  const problems = parsed.problems;
+  for (const segment of parsed.segments) {
+    problems.push({ file, line: segment.line, why: `declares segment file ${segment.file} (${segment.messages} messages), which parseTranscript does not read: load the file with createTranscriptStore` });
+  }
+  if (parsed.segments.length === 0) problems.push(...countProblems(file, parsed.declared, parsed.messages.length));
+  return { messages: parsed.messages, problems };
+}
+
+/** A problem when the header declared another number of messages than were read. */
+export function countProblems(file: string, declared: number | undefined, found: number): SessionProblem[] {
+  if (declared === undefined || declared === found) return [];
+  return [{ file, line: 1, why: `the header declares ${declared} messages but ${found} were read: ${declared > found ? `${declared - found} missing (file cut short or damaged)` : 'the file was edited'}` }];
+}
+
+export function parseTranscriptText(text: string, file: string): ParsedTranscript {
+  const messages: Message[] = [];
+  const problems: SessionProblem[] = [];
+  const segments: SegmentRef[] = [];
+  let declared: number | undefined;
+  let fence: Fence | undefined;
+  let fenceLine = 0;
+  let markersInFence = 0;
+  let pendingHeading = 0;
+  let sawText = false;
+  let start = 0;
+  let lineNumber = 0;
+  while (start <= text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end);
+    lineNumber += 1;
+    start = end + 1;
+    if (fence !== undefined) {
+      if (line.startsWith(MARKER_PREFIX)) markersInFence += 1;
+      fence = stepFence(fence, line);
+      continue;
+    }
+    const first = line.charCodeAt(0);
+    if (first === 0x3c /* < */ && line.startsWith('<!--')) {
+      if (line.startsWith(MARKER_PREFIX)) {
+        readMarker(line, lineNumber);
+        continue;
+      }
+      if (line.startsWith('<!-- unstuck-')) {
+        if (messages.length === 0 && readDeclaration(line, lineNumber)) continue;
+        problems.push({ file, line: lineNumber, why: `malformed or misplaced header line: ${preview(line)}` });
+        continue;
+      }
+    } else if (first === 0x23 /* # */ && HEADING.test(line)) {
+      if (pendingHeading === 0) pendingHeading = lineNumber;
+    } else {
+      const opened = stepFence(undefined, line);
+      if (opened !== undefined) {
+        fence = opened;
+        fenceLine = lineNumber;
+        markersInFence = 0;
+      }
+    }
+    if (!sawText && line.trim() !== '') sawText = true;
+  }
+  if (fence !== undefined && markersInFence > 0) {
+    problems.push({ file, line: fenceLine, why: `a fenced block opened here is never closed; ${markersInFence} marker line(s) after it were read as content, not as messages` });
+  }
+  if (pendingHeading !== 0) {
+    problems.push({ file, line: pendingHeading, why: 'a message starts here but its nf-msg marker line is missing (file cut short?): the message was not recovered' });
+  }
+  if (messages.length === 0 && declared === undefined && segments.length === 0 && sawText) {
+    problems.push({ file, why: 'no nf-msg marker lines: this is not a session transcript, or it lost every marker' });
+  }
+  const result: ParsedTranscript = { messages, problems, segments };
+  if (declared !== undefined) result.declared = declared;
+  return result;
+
+  function readMarker(line: string, at: number): void {
+    let close = line.lastIndexOf(MARKER_SUFFIX);
+    const tail = close === -1 ? '' : line.slice(close + MARKER_SUFFIX.length);
+    if (close < MARKER_PREFIX.length - 1 || tail.trim() !== '') {
+      problems.push({ file, line: at, why: 'incomplete nf-msg marker (no closing -->): the message was not recovered' });
+      return;
+    }
+    if (close < MARKER_PREFIX.length) close = MARKER_PREFIX.length;
+    const payload = line.slice(MARKER_PREFIX.length, close);
+    if (!BASE64.test(payload) || payload.length % 4 !== 0) {
+      problems.push({ file, line: at, why: 'nf-msg marker payload is not valid base64: the message was not recovered' });
+      return;
+    }
+    let json: string;
+    try {
+      json = decoder.decode(Buffer.from(payload, 'base64'));
+    } catch {
+      problems.push({ file, line: at, why: 'nf-msg marker payload is not UTF-8: the message was not recovered' });
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(json);
+    } catch (error) {
+      problems.push({ file, line: at, why: `nf-msg marker payload is not JSON (${(error as Error).message}): the message was not recovered` });
+      return;
+    }
+    if (!isMessage(value)) {
+      problems.push({ file, line: at, why: 'nf-msg marker does not hold a message (an object with a string role)' });
+      return;
+    }
+    messages.push(value);
+    pendingHeading = 0;
+    sawText = true;
+  }
+
+  function readDeclaration(line: string, at: number): boolean {
+    const header = HEADER.exec(line);
+    if (header !== null) {
+      if (Number(header[1]) > FORMAT_VERSION) {
+        problems.push({ file, line: at, why: `written by a newer format (v${header[1]}); reading it as v${FORMAT_VERSION}` });
+      }
+      const count = /(?:^| )messages=(\d+)(?: |$)/.exec(header[2] ?? '');
+      if (count !== null) declared = Number(count[1]);
+      return true;
+    }
+    const segment = SEGMENT.exec(line);
+    if (segment === null) return false;
+    let name: string;
+    try {
+      name = decodeURIComponent(segment[3]!);
+    } catch {
+      return false;
+    }
+    if (name.includes('/') || name.includes('\\') || name === '..' || name === '.') return false;
+    segments.push({ file: name, messages: Number(segment[1]), sha256: segment[2]!, line: at });
+    return true;
+  }
+}
+
+/** Writes a whole session as one transcript text (no segment files). */
+export function formatTranscript(messages: readonly Message[]): string {
+  return formatTranscriptText(messages, { first: 1, total: messages.length, segments: [] });
+}
+
+export interface FormatOptions {
+  /** Number of the first message in this file (1-based), for the headings. */
+  first: number;
+  /** Messages in the whole session, declared in the header. */
+  total: number;
+  /** Segment files holding the messages before this file's own. */
+  segments: readonly Omit<SegmentRef, 'line'>[];
+}
+
+export function formatTranscriptText(messages: readonly Message[], options: FormatOptions): string {
+  const parts: string[] = [];
+  parts.push(`<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} -->\n`);
+  parts.push('# Session transcript\n\n');
+  parts.push(`_${options.total} message${options.total === 1 ? '' : 's'}. Each message ends with an \`nf-msg\` marker line that holds it exactly; the text above a marker is for reading and may be shortened._\n\n`);
+  if (options.segments.length > 0) {
+    let from = 1;
+    for (const segment of options.segments) {
+      const to = from + segment.messages - 1;
+      parts.push(`<!-- unstuck-segment messages=${segment.messages} sha256=${segment.sha256} file=${encodeURIComponent(segment.file)} -->\n`);
+      parts.push(`- [messages ${from}–${to}](${encodeURI(segment.file)})\n`);
+      from = to + 1;
+    }
+    parts.push('\n');
+  }
+  for (let index = 0; index < messages.length; index += 1) {
+    parts.push(formatMessage(messages[index]!, options.first + index));
+  }
+  return parts.join('');
+}
+
+/** One message: heading, readable body, marker line, blank line. */
+export function formatMessage(message: Message, number: number): string {
+  const json = JSON.stringify(message);
+  if (typeof json !== 'string') throw new TypeError(`message ${number} is not JSON-serializable`);
+  const marker = `${MARKER_PREFIX}${Buffer.from(json, 'utf8').toString('base64')}${MARKER_SUFFIX}\n\n`;
+  let heading = `## ${number} · ${inline(String(message.role))}`;
+  if (typeof message.name === 'string') heading += ` · ${inline(message.name)}`;
+  if (typeof message.tool_call_id === 'string') heading += ` · \`${inline(message.tool_call_id)}\``;
+  const body: string[] = [`${heading}\n\n`];
+  if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '') {
+    body.push('**Reasoning**\n\n', fenced(message.reasoning_content));
+  }
+  const text = textOf(message.content);
+  if (message.role === 'tool') {
+    body.push(text === '' ? '_(no content)_\n\n' : fenced(text));
+  } else if (text !== '') {
+    body.push(markdown(text));
+  } else if (!Array.isArray(message.tool_calls) || message.tool_calls.length === 0) {
+    body.push('_(no content)_\n\n');
+  }
+  if (Array.isArray(message.content)) {
+    for (const part of message.content) {
+      if (part !== null && typeof part === 'object' && part.type !== 'text') body.push(`_[${inline(String(part.type))} part]_\n\n`);
+    }
+  }
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      const name = typeof call?.function?.name === 'string' ? call.function.name : '?';
+      const id = typeof call?.id === 'string' ? ` · \`${inline(call.id)}\`` : '';
+      const args = typeof call?.function?.arguments === 'string' ? call.function.arguments : '';
+      body.push(`**Tool call** \`${inline(name)}\`${id}\n\n`, fenced(args, 'json'));
+    }
+  }
+  body.push(marker);
+  return body.join('');
+}
+
+const SHORT_CHARS = 2000;
+const SHORT_LINES = 40;
+
+/** Long text in a fence nothing inside can close, shortened: the marker keeps the full text. */
+function fenced(text: string, info = 'text'): string {
+  let shown = text.length > SHORT_CHARS ? text.slice(0, SHORT_CHARS) : text;
+  let lineEnd = -1;
+  for (let count = 0; count < SHORT_LINES; count += 1) {
+    lineEnd = shown.indexOf('\n', lineEnd + 1);
+    if (lineEnd === -1) break;
+  }
+  if (lineEnd !== -1) shown = shown.slice(0, lineEnd);
+  const escaped = escapeLookalikes(shown);
+  const fence = fenceFor(escaped);
+  const omitted = text.length - shown.length;
+  const note = omitted > 0 ? `_… ${omitted} more characters, kept in the marker below._\n\n` : '';
+  return `${fence}${info}\n${escaped}\n${fence}\n\n${note}`;
+}
+
+/** Text as Markdown, with lookalikes escaped and any fence it leaves open closed. */
+function markdown(text: string): string {
+  const escaped = escapeLookalikes(text);
+  let closer = '';
+  if (escaped.includes('```') || escaped.includes('~~~')) {
+    let fence: Fence | undefined;
+    let start = 0;
+    while (start <= escaped.length) {
+      let end = escaped.indexOf('\n', start);
+      if (end === -1) end = escaped.length;
+      fence = stepFence(fence, escaped.slice(start, end));
+      start = end + 1;
+    }
+    if (fence !== undefined) closer = `\n${fence.char.repeat(fence.length)}`;
+  }
+  return `${escaped}${closer}\n\n`;
+}
+
+function escapeLookalikes(text: string): string {
+  return text.includes('<!--') ? text.replace(LOOKALIKE, '<!--\u200b') : text;
+}
+
+function inline(text: string): string {
+  const flat = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return escapeLookalikes(flat.replace(/[\r\n`]/g, ' '));
+}
+
+function preview(line: string): string {
+  return line.length > 60 ? `${line.slice(0, 60)}…` : line;
+}
