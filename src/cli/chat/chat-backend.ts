@@ -1,0 +1,31 @@
+import type { ProfileName } from '../../core/profiles.js';
+import type { AgentLike, SessionStoreLike, Tool } from './agent-port.js';
+
+export interface ChatAgentOptions {
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  profile: ProfileName;
+  tools: Tool[];
+  session: SessionStoreLike;
+  systemPrompt: string;
+  contextWindow?: number;
+  fetch: typeof fetch;
+  thinking: boolean;
+}
+
+/** The two layers the chat composes: the session store and the agent runner. Tests may pass fakes. */
+export interface ChatBackend {
+  createStore(path: string): SessionStoreLike;
+  createAgent(options: ChatAgentOptions): AgentLike;
+}
+
+/** The real layers, `unstuck/session` and `unstuck/agent`, loaded only when a chat starts. */
+export async function loadChatBackend(): Promise<ChatBackend> {
+  const session = await import('../../session/index.js');
+  const agent = await import('../../agent/index.js');
+  return {
+    createStore: (path) => session.createTranscriptStore(path),
+    createAgent: (options) => agent.createAgent(options),
+  };
+}

@@ -1,0 +1,19 @@
+import type { Io } from '../io.js';
+import type { ChatBackend } from './chat-backend.js';
+import type { ChatConfig } from './chat-config.js';
+import type { SessionDirectory } from './session-directory.js';
+
+/** What both chat modes share: set up once by the `chat` command. */
+export interface ChatContext {
+  io: Io;
+  config: ChatConfig;
+  backend: ChatBackend;
+  sessions: SessionDirectory;
+  /** `fetch` with connection failures explained in one line. */
+  fetch: typeof fetch;
+  /** `--yes`: changes are made without asking. */
+  yes: boolean;
+}
+
+/** Which session to start in: a new one, or `--resume [id]` (the newest without an id). */
+export type SessionChoice = { kind: 'new' } | { kind: 'resume'; id?: string };

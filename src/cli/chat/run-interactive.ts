@@ -1,0 +1,230 @@
+import { createInterface } from 'node:readline';
+import type { ChatContext, SessionChoice } from './chat-context.js';
+import type { ChatRenderer } from './chat-renderer.js';
+import { createChatRenderer } from './chat-renderer.js';
+import { appendInputHistory, loadInputHistory } from './input-history.js';
+import type { OpenedSession } from './open-chat-session.js';
+import { openChatSession } from './open-chat-session.js';
+import { describeOpenedSession } from './session-report.js';
+import { createSpinner } from './spinner.js';
+import type { TerminalStyle } from './terminal-style.js';
+import { colorWanted, createTerminalStyle } from './terminal-style.js';
+import { createBuiltinTools } from './tools/builtin-tools.js';
+import type { Confirm } from './tools/confirm.js';
+
+const HELP = [
+  '/new            start a new session',
+  '/sessions       list the sessions of this directory',
+  '/resume [id]    continue a session (the newest without an id)',
+  '/exit           leave (Ctrl-D too)',
+  'Ctrl-C aborts a running turn; a second Ctrl-C leaves.',
+];
+
+/**
+ * The interactive chat on node:readline: a prompt with history, turns streamed as they run,
+ * confirmation questions for changes, and the slash commands. Resolves with the exit code when
+ * the person leaves; a running turn is aborted and its session closed first.
+ */
+export async function runInteractive(context: ChatContext, input: { session: SessionChoice }): Promise<number> {
+  const { io, sessions, config } = context;
+  const terminal = io.stdin.isTTY === true && io.stdout.isTTY === true;
+  const style = createTerminalStyle(colorWanted(io.stdout, io.env));
+  const out = io.stdout;
+  const spinner = createSpinner(out, { enabled: terminal, unicode: style.enabled });
+  const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled });
+
+  let pendingAnswer: ((line: string) => void) | undefined;
+  let allowAllChanges = context.yes;
+  const confirm: Confirm = (request, signal) =>
+    new Promise<boolean>((resolve) => {
+      if (allowAllChanges) {
+        resolve(true);
+        return;
+      }
+      if (signal.aborted) {
+        resolve(false);
+        return;
+      }
+      renderer.pause();
+      out.write(style.yellow(`Allow ${request.tool}: ${request.action}? [y]es / [n]o / [a]lways `));
+      const onAbort = (): void => answer('');
+      const answer = (line: string): void => {
+        pendingAnswer = undefined;
+        signal.removeEventListener('abort', onAbort);
+        const word = line.trim().toLowerCase();
+        if (word === 'a' || word === 'always') allowAllChanges = true;
+        resolve(word === 'y' || word === 'yes' || allowAllChanges);
+        renderer.waiting(`running ${request.tool}`);
+      };
+      pendingAnswer = answer;
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  const tools = createBuiltinTools({ root: io.cwd, confirm, env: io.env });
+
+  const open = async (choice: SessionChoice): Promise<OpenedSession> => {
+    const entry = choice.kind === 'resume' ? await sessions.find(choice.id) : { id: sessions.createId(), path: '' };
+    if (choice.kind === 'new') {
+      await sessions.ensure();
+      entry.path = sessions.pathOf(entry.id);
+    }
+    return await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config, tools, fetch: context.fetch, cwd: io.cwd });
+  };
+
+  let current = await open(input.session);
+  const rl = createInterface({
+    input: io.stdin,
+    output: out as NodeJS.WritableStream,
+    terminal,
+    history: await loadInputHistory(io.cwd),
+    historySize: 500,
+    removeHistoryDuplicates: true,
+    prompt: style.bold('> '),
+  });
+  announce(renderer, style, current, input.session.kind === 'resume', `${config.model} at ${config.baseURL}`);
+
+  return await new Promise<number>((resolveExit) => {
+    let turn: { controller: AbortController; done: Promise<void> } | undefined;
+    let busy = false;
+    let idleInterrupts = 0;
+    let leaving = false;
+
+    const leave = (code: number): void => {
+      if (leaving) return;
+      leaving = true;
+      spinner.stop();
+      const finish = async (): Promise<void> => {
+        turn?.controller.abort();
+        await turn?.done;
+        await current.store.close().catch(() => undefined);
+        rl.close();
+        resolveExit(code);
+      };
+      void finish();
+    };
+
+    const prompt = (): void => {
+      if (!leaving) rl.prompt();
+    };
+
+    const runTurn = async (text: string): Promise<void> => {
+      const controller = new AbortController();
+      const work = (async () => {
+        renderer.waiting();
+        for await (const event of current.agent.runTurn(text, { signal: controller.signal })) renderer.handle(event);
+      })();
+      turn = { controller, done: work.catch(() => undefined) };
+      try {
+        await work;
+      } catch (error) {
+        renderer.note(style.red(`error: ${(error as Error).message}`));
+      } finally {
+        turn = undefined;
+        renderer.pause();
+      }
+    };
+
+    const switchTo = async (choice: SessionChoice): Promise<void> => {
+      const next = await open(choice);
+      await current.store.close().catch(() => undefined);
+      current = next;
+      announce(renderer, style, current, choice.kind === 'resume', undefined);
+    };
+
+    const command = async (line: string): Promise<void> => {
+      const [name, ...rest] = line.split(/\s+/);
+      const argument = rest.join(' ').trim();
+      switch (name) {
+        case '/exit':
+        case '/quit':
+          leave(0);
+          return;
+        case '/new':
+          await switchTo({ kind: 'new' });
+          return;
+        case '/resume':
+          await switchTo(argument === '' ? { kind: 'resume' } : { kind: 'resume', id: argument });
+          return;
+        case '/sessions': {
+          const entries = await sessions.list();
+          if (entries.length === 0) renderer.note('no saved sessions yet');
+          for (const entry of entries) {
+            const mark = entry.id === current.id ? '*' : ' ';
+            renderer.note(`${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes)}`);
+          }
+          return;
+        }
+        case '/help':
+          for (const text of HELP) renderer.note(text);
+          return;
+        default:
+          renderer.note(`unknown command ${name ?? ''} (try /help)`);
+      }
+    };
+
+    rl.on('line', (line) => {
+      if (pendingAnswer !== undefined) {
+        pendingAnswer(line);
+        return;
+      }
+      if (busy || leaving) return;
+      idleInterrupts = 0;
+      const text = line.trim();
+      if (text === '') {
+        prompt();
+        return;
+      }
+      busy = true;
+      void appendInputHistory(io.cwd, text);
+      const work = text.startsWith('/') ? command(text) : runTurn(text);
+      work
+        .catch((error: unknown) => renderer.note(style.red(`error: ${(error as Error).message.split('\n')[0]}`)))
+        .finally(() => {
+          busy = false;
+          prompt();
+        });
+    });
+
+    rl.on('SIGINT', () => {
+      if (turn !== undefined) {
+        if (turn.controller.signal.aborted) {
+          leave(130);
+          return;
+        }
+        renderer.pause();
+        turn.controller.abort();
+        return;
+      }
+      if (rl.line !== '') {
+        // Clear the half-typed line, as shells do.
+        rl.write(null, { ctrl: true, name: 'e' });
+        rl.write(null, { ctrl: true, name: 'u' });
+        return;
+      }
+      idleInterrupts += 1;
+      if (idleInterrupts >= 2) {
+        leave(130);
+        return;
+      }
+      out.write('\n');
+      renderer.note(style.dim('(press Ctrl-C again to leave, or type /exit)'));
+      prompt();
+    });
+
+    rl.on('close', () => leave(0));
+    io.signal?.addEventListener('abort', () => leave(143), { once: true });
+    prompt();
+  });
+}
+
+function announce(renderer: ChatRenderer, style: TerminalStyle, session: OpenedSession, resumed: boolean, where: string | undefined): void {
+  const count = session.agent.messages.length;
+  const head = resumed ? `resumed session ${session.id} (${count} messages)` : `new session ${session.id}`;
+  renderer.note(style.dim(`${head}${where === undefined ? '' : ` · ${where}`} · /help for commands`));
+  for (const line of describeOpenedSession(session)) renderer.note(style.yellow(line));
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

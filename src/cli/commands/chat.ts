@@ -1,0 +1,88 @@
+import type { Command } from '../command.js';
+import { UnstuckError } from '../../core/errors.js';
+import type { Io } from '../io.js';
+import { loadChatBackend } from '../chat/chat-backend.js';
+import type { ChatBackend } from '../chat/chat-backend.js';
+import { formatConfigWarning, loadChatConfig } from '../chat/chat-config.js';
+import type { ChatContext, SessionChoice } from '../chat/chat-context.js';
+import { explainNetworkErrors } from '../chat/explain-network-error.js';
+import { runInteractive } from '../chat/run-interactive.js';
+import { runOneShot } from '../chat/run-one-shot.js';
+import { createSessionDirectory } from '../chat/session-directory.js';
+
+/** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
+export function createChatCommand(dependencies: { loadBackend: () => Promise<ChatBackend>; fetch?: typeof fetch } = { loadBackend: loadChatBackend }): Command {
+  return {
+    name: 'chat',
+    summary: 'A terminal agent for DeepSeek or any OpenAI-compatible model, whose sessions never get stuck',
+    positionals: '[SESSION-ID]',
+    options: {
+      prompt: { type: 'string', short: 'p' },
+      json: { type: 'boolean' },
+      resume: { type: 'boolean', short: 'r' },
+      model: { type: 'string', short: 'm' },
+      'base-url': { type: 'string' },
+      profile: { type: 'string' },
+      thinking: { type: 'boolean' },
+      yes: { type: 'boolean', short: 'y' },
+    },
+    optionHelp: {
+      prompt: 'Ask once, print the answer and exit (the prompt may also come on stdin)',
+      json: 'With a one-shot prompt: print one JSON object (answer, tool calls, repairs, status)',
+      resume: 'Continue a session of .unstuck/sessions/: SESSION-ID, or the newest',
+      model: 'Model name (default deepseek-chat, or "model" in .unstuck/config.json)',
+      'base-url': 'OpenAI-compatible endpoint; the key then comes from OPENAI_API_KEY',
+      profile: 'Provider rules to keep the history valid for (default: guessed from the URL)',
+      thinking: 'Ask for thinking mode (DeepSeek reasoning)',
+      yes: 'Write files and run commands without asking',
+    },
+    async run({ values, positionals }, io) {
+      return await runChat(values, positionals, io, dependencies);
+    },
+  };
+}
+
+async function runChat(
+  values: Record<string, string | boolean | string[] | boolean[] | undefined>,
+  positionals: string[],
+  io: Io,
+  dependencies: { loadBackend: () => Promise<ChatBackend>; fetch?: typeof fetch },
+): Promise<number> {
+  const resume = values.resume === true;
+  if (positionals.length > (resume ? 1 : 0)) {
+    throw new UnstuckError('USAGE', resume ? 'at most one session id after --resume' : `unexpected argument '${positionals[0] ?? ''}' (a prompt goes after -p)`);
+  }
+  const session: SessionChoice = resume ? (positionals[0] === undefined ? { kind: 'resume' } : { kind: 'resume', id: positionals[0] }) : { kind: 'new' };
+  const json = values.json === true;
+  let prompt = typeof values.prompt === 'string' ? values.prompt : undefined;
+  if (prompt === undefined && io.stdin.isTTY !== true) prompt = await readAll(io.stdin);
+  if (prompt !== undefined && prompt.trim() === '') throw new UnstuckError('USAGE', 'the prompt is empty (pass -p TEXT or pipe a prompt on stdin)');
+  if (json && prompt === undefined) throw new UnstuckError('USAGE', '--json needs a one-shot prompt (-p TEXT or stdin)');
+
+  const flags = {
+    ...(typeof values.model === 'string' ? { model: values.model } : {}),
+    ...(typeof values['base-url'] === 'string' ? { baseURL: values['base-url'] } : {}),
+    ...(typeof values.profile === 'string' ? { profile: values.profile } : {}),
+    ...(values.thinking === true ? { thinking: true } : {}),
+  };
+  const { config, warnings } = await loadChatConfig({ flags, env: io.env, cwd: io.cwd });
+  for (const warning of warnings) io.stderr.write(`unstuck chat: warning: ${formatConfigWarning(warning)}\n`);
+  const context: ChatContext = {
+    io,
+    config,
+    backend: await dependencies.loadBackend(),
+    sessions: createSessionDirectory(io.cwd),
+    fetch: explainNetworkErrors(dependencies.fetch ?? globalThis.fetch),
+    yes: values.yes === true,
+  };
+  if (prompt !== undefined) return await runOneShot(context, { prompt, session, json });
+  return await runInteractive(context, { session });
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export const chatCommand: Command = createChatCommand();
