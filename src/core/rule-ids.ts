@@ -26,7 +26,35 @@ export type RuleId =
   | 'roles-not-alternating'
   | 'no-user-message'
   | 'empty-messages'
-  | 'message-malformed'; // not in the catalogue: an entry that is not a message object at all
+  | 'message-malformed' // not in the catalogue: an entry that is not a message object at all
+  | 'system-message-position'
+  | 'user-message-repeated' // not in the catalogue: a crash retry's repeated user message (checked at level 'strongest')
+  // Catalogue ids for other wire formats or request-level settings: classifyError names them; check does not look for them.
+  | 'content-multiple-text-parts'
+  | 'first-message-not-user'
+  | 'json-keyword-required'
+  | 'name-pattern'
+  | 'prefix-requires-beta'
+  | 'reasoning-content-forbidden'
+  | 'reasoning-details-missing'
+  | 'reasoning-item-missing'
+  | 'reasoning-item-orphan'
+  | 'system-role-in-messages'
+  | 'system-role-unsupported'
+  | 'text-block-empty'
+  | 'thinking-block-missing'
+  | 'thinking-block-not-first'
+  | 'thinking-final-block'
+  | 'thinking-signature-invalid'
+  | 'thinking-when-disabled'
+  | 'tool-call-turn-position'
+  | 'tool-result-mixed-content'
+  | 'tool-result-not-first'
+  | 'tool-results-excess'
+  | 'tool-results-split'
+  | 'tool-use-wrong-role'
+  | 'trailing-whitespace-final-assistant'
+  | 'upstream-wrapped';
 
 /**
  * Rules about how calls and results pair up and in what order. A provider 400 naming one of

@@ -1,0 +1,77 @@
+import { isMessage, type Message } from './messages.js';
+import { getProfile, type Profile, type ProfileName } from './profiles.js';
+import type { RuleId } from './rule-ids.js';
+import type { Finding, Rule, RuleContext } from './rules/rule.js';
+import { userMessageRepeated } from './rules/user-message-repeated.js';
+import { scanToolBlocks } from './tool-block-scan.js';
+
+export interface Violation {
+  rule: RuleId;
+  /** Index of the offending message in the array checked. */
+  index: number;
+  toolCallId?: string;
+  /** The violation as the provider words it in its 400. */
+  message: string;
+}
+
+export interface CheckOptions {
+  profile?: ProfileName | Profile;
+  /** 'history' (default): a saved conversation. 'request': the array as sent, adding rules about its end. */
+  scope?: 'history' | 'request';
+  /** The request's model, when known: some rules depend on it (deepseek-reasoner, thinking defaults). */
+  model?: string;
+  /** Thinking mode on or off; when absent the profile decides from the model. */
+  thinking?: boolean;
+  /** 'strongest' also checks ids unique across the request and repeated user messages. */
+  level?: 'default' | 'strongest';
+}
+
+/** Names every violation of the profile's rules, in message order, worded as the provider words it. */
+export function check(messages: readonly Message[], options: CheckOptions = {}): Violation[] {
+  const profile = getProfile(options.profile);
+  const violations: Violation[] = [];
+  const ruleById = new Map<RuleId, Rule>();
+  for (const rule of profile.rules) ruleById.set(rule.id, rule);
+  const strongest = options.level === 'strongest';
+  if (strongest) ruleById.set(userMessageRepeated.id, userMessageRepeated);
+
+  const context: RuleContext = {
+    messages,
+    profile,
+    dialect: profile.dialect,
+    scope: options.scope ?? 'history',
+    thinking: options.thinking ?? profile.thinkingByDefault(options.model),
+    model: options.model,
+    lastUserIndex: findLastUser(messages),
+    report(finding: Finding) {
+      const rule = ruleById.get(finding.rule);
+      if (rule === undefined) return; // the profile does not enforce this rule
+      const word = rule.wording[profile.dialect] ?? rule.wording.openai;
+      violations.push({ rule: finding.rule, index: finding.index, ...(finding.toolCallId === undefined ? {} : { toolCallId: finding.toolCallId }), message: word(finding) });
+    },
+  };
+
+  scanToolBlocks(context, profile.uniqueIdsAcrossRequest || strongest);
+  const visitors: Rule[] = [];
+  const finishers: Rule[] = [];
+  for (const rule of ruleById.values()) {
+    if (rule.visit !== undefined) visitors.push(rule);
+    if (rule.finish !== undefined) finishers.push(rule);
+  }
+  for (let index = 0; index < messages.length; index += 1) {
+    const message: unknown = messages[index];
+    if (!isMessage(message)) continue;
+    for (const rule of visitors) rule.visit?.(message, index, context);
+  }
+  for (const rule of finishers) rule.finish?.(context);
+  if (visitors.length > 0 || finishers.length > 0) violations.sort((a, b) => a.index - b.index);
+  return violations;
+}
+
+function findLastUser(messages: readonly Message[]): number {
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message: unknown = messages[index];
+    if (isMessage(message) && message.role === 'user') return index;
+  }
+  return -1;
+}

@@ -1,0 +1,16 @@
+export type { Change, ChangeKind } from './changes.js';
+export { check } from './check.js';
+export type { CheckOptions, Violation } from './check.js';
+export { classifyError } from './classify-error.js';
+export type { ErrorClassification } from './classify-error.js';
+export { UnstuckError, isUnstuckError } from './errors.js';
+export type { UnstuckErrorCode } from './errors.js';
+export { hasToolCalls, isEmptyContent, isMessage, textOf } from './messages.js';
+export type { Content, ContentPart, Message, Role, TextPart, ToolCall, ToolCallFunction } from './messages.js';
+export { getProfile, isProfileName, profileNames, profiles } from './profiles.js';
+export type { Profile, ProfileName, ProviderViolation } from './profiles.js';
+export { repair } from './repair.js';
+export type { Remaining, RepairOptions, RepairResult } from './repair.js';
+export { SYNTHETIC_RESULT } from './repair/pair-tool-blocks.js';
+export { PAIRING_RULES, isPairingRule } from './rule-ids.js';
+export type { RuleId } from './rule-ids.js';

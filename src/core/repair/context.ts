@@ -1,0 +1,33 @@
+import type { Change } from '../changes.js';
+import type { Message } from '../messages.js';
+import type { Profile } from '../profiles.js';
+
+/** A message on its way through the repair, with the index it had in the input. */
+export interface Entry {
+  message: Message;
+  origin: number;
+}
+
+export interface RepairContext {
+  profile: Profile;
+  unanswered: 'synthesize' | 'strip';
+  orphans: 'to-user' | 'drop';
+  strongest: boolean;
+  thinking: boolean;
+  scope: 'history' | 'request';
+  /** Rules the profile enforces (by id), so each step fixes only what the provider rejects. */
+  enforces(rule: string): boolean;
+  changes: Change[];
+  note(change: Change): void;
+  /** A fresh, unique id (in the provider's format) derived from a seed text. */
+  newId(seed: string): string;
+}
+
+/** Shallow copy once, then mutate the copy: untouched messages stay the same objects. */
+export function copyOf(entry: Entry, copied: WeakSet<Message>): Message {
+  if (copied.has(entry.message)) return entry.message;
+  const copy: Message = { ...entry.message };
+  copied.add(copy);
+  entry.message = copy;
+  return copy;
+}

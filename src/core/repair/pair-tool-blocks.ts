@@ -1,0 +1,182 @@
+import { hasToolCalls, type Message, type ToolCall } from '../messages.js';
+import { copyOf, type Entry, type RepairContext } from './context.js';
+import { preview } from './normalize.js';
+
+interface Slot {
+  /** The id the call had in the input ('' when it had none). */
+  original: string;
+  /** The id it goes out with. */
+  id: string;
+  name: string;
+  answered: boolean;
+}
+
+export const SYNTHETIC_RESULT =
+  'Error: this tool call did not complete, so it has no result (the run was interrupted, crashed or cancelled before the tool answered). Decide what to do next: retry the call if it is still needed.';
+
+/**
+ * Puts every tool block right: an assistant message with calls, then exactly one result per call.
+ * Results are paired with their calls by position (the block after the assistant message), never
+ * by a global set of ids. Looks ahead no further than the next assistant message with calls, so
+ * the whole pass is linear.
+ */
+export function pairToolBlocks(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+  const out: Entry[] = [];
+  const usedIds = new Set<string>();
+  const uniqueAcross = context.profile.uniqueIdsAcrossRequest || context.strongest;
+  let index = 0;
+  while (index < entries.length) {
+    const entry = entries[index] as Entry;
+    if (entry.message.role === 'tool') {
+      emitOrphan(entry, out, context, copied, 'it follows no assistant message with tool_calls');
+      index += 1;
+      continue;
+    }
+    if (!hasToolCalls(entry.message)) {
+      out.push(entry);
+      index += 1;
+      continue;
+    }
+    index = emitBlock(entries, index, out, context, copied, usedIds, uniqueAcross);
+  }
+  return out;
+}
+
+function emitBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, copied: WeakSet<Message>, usedIds: Set<string>, uniqueAcross: boolean): number {
+  const owner = entries[start] as Entry;
+  const calls = owner.message.tool_calls as ToolCall[];
+  const pattern = context.profile.idPattern;
+  const slots: Slot[] = [];
+  const byId = new Map<string, Slot[]>();
+  const withoutId: Slot[] = [];
+  let newCalls: ToolCall[] | undefined;
+
+  for (let position = 0; position < calls.length; position += 1) {
+    const call = calls[position] as ToolCall;
+    const original = typeof call?.id === 'string' ? call.id : '';
+    let id = original;
+    if (id === '') {
+      id = context.newId(`${owner.origin}:${position}`);
+      context.note({ kind: 'id-generated', index: owner.origin, toolCallId: id, detail: `call ${position} had no id; its result (if any) gets the same one` });
+    } else if ((byId.get(id)?.length ?? 0) > 0 || (uniqueAcross && usedIds.has(id)) || (pattern !== undefined && !pattern.test(id))) {
+      const why = pattern !== undefined && !pattern.test(id) ? `does not match ${context.profile.name}'s id format` : 'is used by another call';
+      id = context.newId(`${owner.origin}:${position}:${original}`);
+      context.note({ kind: 'id-remapped', index: owner.origin, toolCallId: id, detail: `call id '${original}' ${why}; renamed to '${id}' in the call and its result` });
+    }
+    usedIds.add(id);
+    const slot: Slot = { original, id, name: typeof call?.function?.name === 'string' ? call.function.name : '', answered: false };
+    slots.push(slot);
+    if (original === '') withoutId.push(slot);
+    else byId.set(original, [...(byId.get(original) ?? []), slot]);
+    if (id !== original) {
+      newCalls ??= calls.slice();
+      newCalls[position] = { ...call, id };
+    }
+  }
+
+  // Look ahead for this block's results.
+  const matched = new Map<number, Slot>(); // entry index -> slot it answers
+  const duplicates = new Set<number>();
+  const answeredIds = new Set<string>();
+  let answeredCount = 0;
+  let last = start;
+  let inRun = true;
+  for (let cursor = start + 1; cursor < entries.length; cursor += 1) {
+    const message = (entries[cursor] as Entry).message;
+    if (message.role !== 'tool') {
+      if (answeredCount === slots.length || hasToolCalls(message)) break;
+      inRun = false;
+      continue;
+    }
+    const resultId = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
+    let slot: Slot | undefined;
+    if (resultId !== '') slot = byId.get(resultId)?.find((candidate) => !candidate.answered);
+    else if (inRun) slot = withoutId.find((candidate) => !candidate.answered) ?? slots.find((candidate) => !candidate.answered);
+    if (slot !== undefined) {
+      slot.answered = true;
+      answeredCount += 1;
+      answeredIds.add(resultId);
+      matched.set(cursor, slot);
+      last = cursor;
+    } else if (resultId !== '' && answeredIds.has(resultId)) {
+      duplicates.add(cursor);
+      last = Math.max(last, cursor);
+    } else if (!inRun) {
+      // A stray result beyond the run: not this block's; the main loop meets it as an orphan.
+      continue;
+    } else {
+      last = cursor; // in the run but answering nothing here: handled right after the block
+    }
+    if (answeredCount === slots.length && cursor + 1 < entries.length && (entries[cursor + 1] as Entry).message.role !== 'tool') break;
+  }
+
+  // The assistant message, with the calls it keeps.
+  const unanswered = slots.filter((slot) => !slot.answered);
+  if (context.unanswered === 'strip' && unanswered.length > 0) {
+    const base = newCalls ?? calls;
+    const keep = base.filter((_, position) => (slots[position] as Slot).answered);
+    newCalls = keep;
+    for (const slot of unanswered) {
+      context.note({ kind: 'call-stripped', index: owner.origin, toolCallId: slot.id, detail: `call ${slot.name || '(no name)'} ${preview(calls[slots.indexOf(slot)]?.function?.arguments)} never got a result; removed` });
+    }
+  }
+  if (newCalls !== undefined) {
+    const copy = copyOf(owner, copied);
+    if (newCalls.length > 0) copy.tool_calls = newCalls;
+    else delete copy.tool_calls;
+  }
+  out.push(owner);
+
+  // Its results, in the order they came; then synthetic ones for calls never answered.
+  for (let cursor = start + 1; cursor <= last; cursor += 1) {
+    const slot = matched.get(cursor);
+    if (slot === undefined) continue;
+    const result = entries[cursor] as Entry;
+    if (result.message.tool_call_id !== slot.id) {
+      copyOf(result, copied).tool_call_id = slot.id;
+      if (slot.original === '') context.note({ kind: 'id-generated', index: result.origin, toolCallId: slot.id, detail: 'result had no tool_call_id; given its call\'s id' });
+    }
+    out.push(result);
+  }
+  if (context.unanswered === 'synthesize') {
+    for (const slot of unanswered) {
+      out.push({ message: { role: 'tool', tool_call_id: slot.id, content: SYNTHETIC_RESULT }, origin: owner.origin });
+      context.note({ kind: 'result-synthesized', index: owner.origin, toolCallId: slot.id, detail: `call ${slot.name || '(no name)'} had no result; answered with an error result saying it did not complete` });
+    }
+  }
+
+  // What sat inside the block: duplicates go, stray results become orphans, other messages move after the block.
+  for (let cursor = start + 1; cursor <= last; cursor += 1) {
+    if (matched.has(cursor)) continue;
+    const entry = entries[cursor] as Entry;
+    if (duplicates.has(cursor)) {
+      context.note({ kind: 'result-duplicate-dropped', index: entry.origin, toolCallId: entry.message.tool_call_id ?? '', detail: `a second result for the same call (${preview(entry.message.content)}); the first is kept` });
+      continue;
+    }
+    if (entry.message.role === 'tool') {
+      emitOrphan(entry, out, context, copied, 'its tool_call_id matches no call of the assistant message before it');
+      continue;
+    }
+    context.note({ kind: 'message-moved', index: entry.origin, detail: `${entry.message.role} message sat between tool calls and their results; moved after them` });
+    out.push(entry);
+  }
+  return last + 1;
+}
+
+function emitOrphan(entry: Entry, out: Entry[], context: RepairContext, copied: WeakSet<Message>, why: string): void {
+  const message = entry.message;
+  const id = typeof message.tool_call_id === 'string' && message.tool_call_id !== '' ? message.tool_call_id : undefined;
+  if (context.orphans === 'drop') {
+    context.note({ kind: 'orphan-dropped', index: entry.origin, ...(id === undefined ? {} : { toolCallId: id }), detail: `tool result ${preview(message.content)} dropped: ${why}` });
+    return;
+  }
+  const header = `[unstuck: the tool result below${id === undefined ? '' : ` (tool_call_id ${id}${typeof message.name === 'string' ? `, tool ${message.name}` : ''})`} lost its tool call, so it is kept as text]`;
+  const copy = copyOf(entry, copied);
+  copy.role = 'user';
+  delete copy.tool_call_id;
+  const content = message.content;
+  if (Array.isArray(content)) copy.content = [{ type: 'text', text: header }, ...content];
+  else copy.content = typeof content === 'string' && content !== '' ? `${header}\n${content}` : header;
+  context.note({ kind: 'orphan-to-user', index: entry.origin, ...(id === undefined ? {} : { toolCallId: id }), detail: `tool result turned into a user text message: ${why}` });
+  out.push(entry);
+}

@@ -1,0 +1,134 @@
+import { hasToolCalls, isEmptyContent, textOf, type Message } from '../messages.js';
+import { isSameUserMessage } from '../rules/user-message-repeated.js';
+import { copyOf, type Entry, type RepairContext } from './context.js';
+import { preview } from './normalize.js';
+
+export const BRIDGE_TEXT = 'Tool results received.';
+
+/** Fixes that depend on the provider and on neighbours, once every tool block is whole. */
+export function applyProviderFixes(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+  let out = dropEmptyAssistants(entries, context);
+  if (context.enforces('system-message-position')) out = hoistSystemMessages(out, context, copied);
+  if (context.enforces('roles-not-alternating') || context.strongest) out = foldConsecutive(out, context, copied);
+  if (context.enforces('tool-followed-by-user')) out = bridgeToolToUser(out, context);
+  if (context.enforces('reasoning-content-missing') && context.thinking) fillReasoning(out, context, copied);
+  if (context.profile.fields !== undefined) removeUnknownFields(out, context, copied);
+  return out;
+}
+
+function dropEmptyAssistants(entries: Entry[], context: RepairContext): Entry[] {
+  const nullRule = context.enforces('content-null');
+  const emptyRule = context.enforces('content-empty');
+  return entries.filter((entry) => {
+    const message = entry.message;
+    if (message.role !== 'assistant' || hasToolCalls(message) || message.prefix === true || 'function_call' in message) return true;
+    const isNull = message.content === null || message.content === undefined;
+    if (!(isNull ? nullRule : emptyRule && isEmptyContent(message.content))) return true;
+    const reasoning = typeof message.reasoning_content === 'string' && message.reasoning_content !== '' ? ` (its reasoning_content, ${message.reasoning_content.length} characters, went with it)` : '';
+    context.note({ kind: 'empty-message-dropped', index: entry.origin, detail: `assistant message with no content and no tool calls${reasoning}` });
+    return false;
+  });
+}
+
+/** Repeated user messages (crash retries) kept once; where the provider needs alternation, same-role neighbours merged. */
+function foldConsecutive(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+  const alternate = context.enforces('roles-not-alternating');
+  const out: Entry[] = [];
+  for (const entry of entries) {
+    const previous = out[out.length - 1];
+    const role = entry.message.role;
+    if (previous === undefined || previous.message.role !== role || (role !== 'user' && role !== 'assistant') || hasToolCalls(previous.message) || hasToolCalls(entry.message)) {
+      out.push(entry);
+      continue;
+    }
+    if (role === 'user' && isSameUserMessage(previous.message.content, entry.message.content)) {
+      context.note({ kind: 'user-repeat-collapsed', index: entry.origin, detail: `repeats the user message at input index ${previous.origin} (a retry); kept once` });
+      continue;
+    }
+    if (!alternate) {
+      out.push(entry);
+      continue;
+    }
+    const merged = copyOf(previous, copied);
+    merged.content = `${textOf(previous.message.content)}\n\n${textOf(entry.message.content)}`;
+    context.note({ kind: 'messages-merged', index: entry.origin, detail: `${role} message merged into the ${role} message before it (input index ${previous.origin}): the provider needs alternating roles` });
+  }
+  return out;
+}
+
+function bridgeToolToUser(entries: Entry[], context: RepairContext): Entry[] {
+  const out: Entry[] = [];
+  for (const entry of entries) {
+    const previous = out[out.length - 1];
+    if (previous?.message.role === 'tool' && (entry.message.role === 'user' || entry.message.role === 'system')) {
+      out.push({ message: { role: 'assistant', content: BRIDGE_TEXT }, origin: entry.origin });
+      context.note({ kind: 'assistant-bridge-inserted', index: entry.origin, detail: `${context.profile.name} rejects a ${entry.message.role} message right after a tool result; an assistant message saying the results were received now stands between` });
+    }
+    out.push(entry);
+  }
+  return out;
+}
+
+/** Thinking mode needs the key on the turn's assistant messages; the reasoning itself is gone, so '' (accepted). */
+function fillReasoning(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): void {
+  let lastUser = -1;
+  for (let index = entries.length - 1; index >= 0; index -= 1) {
+    if ((entries[index] as Entry).message.role === 'user') {
+      lastUser = index;
+      break;
+    }
+  }
+  let turnStart = 0;
+  for (let index = 0; index <= entries.length; index += 1) {
+    const entry = entries[index];
+    if (entry !== undefined && entry.message.role !== 'user') continue;
+    let calledTools = false;
+    for (let cursor = turnStart; cursor < index && !calledTools; cursor += 1) calledTools = hasToolCalls((entries[cursor] as Entry).message);
+    const afterLastUser = context.scope === 'request' && turnStart > lastUser;
+    if (calledTools || afterLastUser) {
+      for (let cursor = turnStart; cursor < index; cursor += 1) {
+        const target = entries[cursor] as Entry;
+        if (target.message.role !== 'assistant' || typeof target.message.reasoning_content === 'string') continue;
+        if (context.profile.dialect === 'moonshot' && !hasToolCalls(target.message)) continue;
+        copyOf(target, copied).reasoning_content = '';
+        context.note({ kind: 'reasoning-content-filled', index: target.origin, detail: 'thinking mode needs reasoning_content on this turn\'s assistant messages; the original reasoning was not saved, so it is sent as an empty string' });
+      }
+    }
+    turnStart = index + 1;
+  }
+}
+
+function removeUnknownFields(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): void {
+  const fields = context.profile.fields ?? {};
+  for (const entry of entries) {
+    const allowed = fields[entry.message.role];
+    if (allowed === undefined) continue;
+    for (const field of Object.keys(entry.message)) {
+      if (allowed.has(field)) continue;
+      const value = entry.message[field];
+      delete copyOf(entry, copied)[field];
+      context.note({ kind: 'field-removed', index: entry.origin, detail: `${context.profile.name} rejects the field '${field}' on ${entry.message.role} messages; removed (${preview(value)})` });
+    }
+  }
+}
+
+/** Later system messages merged into one leading system message (order of their texts kept). */
+function hoistSystemMessages(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+  const first = entries[0];
+  const later = entries.filter((entry, index) => index > 0 && entry.message.role === 'system');
+  if (later.length === 0) return entries;
+  const rest = entries.filter((entry, index) => index === 0 || entry.message.role !== 'system');
+  let head: Entry;
+  if (first?.message.role === 'system') {
+    head = first;
+  } else {
+    head = later.shift() as Entry;
+    rest.unshift(head);
+    context.note({ kind: 'system-moved-to-start', index: head.origin, detail: 'system message moved to the start: the provider takes system text only there' });
+  }
+  if (later.length > 0) {
+    copyOf(head, copied).content = [textOf(head.message.content), ...later.map((entry) => textOf(entry.message.content))].join('\n\n');
+    for (const entry of later) context.note({ kind: 'system-moved-to-start', index: entry.origin, detail: `system message merged into the leading system message (input index ${head.origin}): the provider takes system text only there` });
+  }
+  return rest;
+}

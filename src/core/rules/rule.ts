@@ -1,0 +1,47 @@
+import type { Message } from '../messages.js';
+import type { Profile } from '../profiles.js';
+import type { RuleId } from '../rule-ids.js';
+
+/** Provider keys of the wording table: which provider's own error text a violation reads like. */
+export type Dialect = 'openai' | 'deepseek' | 'qwen' | 'mistral' | 'moonshot' | 'groq';
+
+/** What a rule found, before it is worded for a provider. */
+export interface Finding {
+  rule: RuleId;
+  index: number;
+  toolCallId?: string;
+  /** Extra facts the wording needs (a field name, the previous role, the other index...). */
+  facts?: Record<string, string | number>;
+}
+
+export interface RuleContext {
+  readonly messages: readonly Message[];
+  readonly profile: Profile;
+  readonly dialect: Dialect;
+  readonly scope: 'history' | 'request';
+  readonly thinking: boolean;
+  readonly model: string | undefined;
+  /** Index of the last user message, -1 when there is none. */
+  readonly lastUserIndex: number;
+  report(finding: Finding): void;
+}
+
+/**
+ * One provider rule. `sources` cites the catalogue entries (`../shared/rules/CATALOGUE.md`,
+ * provider/id) and their public sources. `wording` renders a finding as the provider words it;
+ * a dialect without its own wording uses OpenAI's.
+ */
+export interface Rule {
+  id: RuleId;
+  sources: readonly string[];
+  wording: Partial<Record<Dialect, (finding: Finding) => string>> & { openai: (finding: Finding) => string };
+  /** Per-message rules look at one message at a time; sequence rules are found by the tool-block scan. */
+  visit?: (message: Message, index: number, context: RuleContext) => void;
+  /** Runs once after every message was visited. */
+  finish?: (context: RuleContext) => void;
+}
+
+export function fact(finding: Finding, name: string): string {
+  const value = finding.facts?.[name];
+  return value === undefined ? '' : String(value);
+}
