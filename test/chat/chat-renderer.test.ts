@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { AgentEvent } from '../../src/cli/chat/agent-port.js';
+import { createChatRenderer, summarizeArguments } from '../../src/cli/chat/chat-renderer.js';
+import { createSpinner } from '../../src/cli/chat/spinner.js';
+import { colorWanted, createTerminalStyle } from '../../src/cli/chat/terminal-style.js';
+
+function render(events: AgentEvent[], options: { color: boolean; separate?: boolean }): { answer: string; notes: string } {
+  let answer = '';
+  let notes = '';
+  const answerWriter = { write: (text: string) => (answer += text) };
+  const notesWriter = options.separate === true ? { write: (text: string) => (notes += text) } : answerWriter;
+  const style = createTerminalStyle(options.color);
+  const renderer = createChatRenderer({ answer: answerWriter, notes: notesWriter, style, spinner: createSpinner(notesWriter, { enabled: false, unicode: false }), reasoning: true, fancy: options.color });
+  for (const event of events) renderer.handle(event);
+  return { answer, notes };
+}
+
+const turn: AgentEvent[] = [
+  { type: 'reasoning-delta', text: 'Let me look' },
+  { type: 'reasoning-delta', text: ' at the file.' },
+  { type: 'tool-call-start', id: 'c1', name: 'read_file', arguments: '{"path":"notes.md"}' },
+  { type: 'tool-call-end', id: 'c1', name: 'read_file', result: 'one\ntwo', isError: false },
+  { type: 'tool-call-start', id: 'c2', name: 'run_command', arguments: '{"command":"make"}' },
+  { type: 'tool-call-end', id: 'c2', name: 'run_command', result: 'run_command was not allowed by the user', isError: true },
+  { type: 'text-delta', text: 'The file has ' },
+  { type: 'text-delta', text: 'two lines.' },
+  { type: 'turn-end', reason: 'stop' },
+];
+
+describe('the chat renderer', () => {
+  it('prints plain text without escape codes when colour is off', () => {
+    const { answer } = render(turn, { color: false });
+    assert.equal(
+      answer,
+      [
+        'thinking: Let me look at the file.',
+        '[tool] read_file path="notes.md"',
+        '  [done] read_file: 2 lines',
+        '[tool] run_command command="make"',
+        '  [failed] run_command: run_command was not allowed by the user',
+        'The file has two lines.',
+        '',
+      ].join('\n'),
+    );
+    assert.doesNotMatch(answer, /\x1b/);
+  });
+
+  it('dims the reasoning when colour is on', () => {
+    const { answer } = render(turn.slice(0, 2), { color: true });
+    assert.equal(answer, '\x1b[2mLet me look\x1b[22m\x1b[2m at the file.\x1b[22m');
+  });
+
+  it('keeps the answer alone on its stream when notes go elsewhere', () => {
+    const { answer, notes } = render([...turn.slice(2, 4), ...turn.slice(6)], { color: false, separate: true });
+    assert.equal(answer, 'The file has two lines.\n');
+    assert.equal(notes, '[tool] read_file path="notes.md"\n  [done] read_file: 2 lines\n');
+  });
+
+  it('says when a turn was aborted, and what was repaired', () => {
+    const { answer } = render(
+      [
+        { type: 'repair', changes: [{ kind: 'synthesized-result', index: 4, toolCallId: 'c9', detail: 'answered c9 as not completed' }] },
+        { type: 'text-delta', text: 'Half an ans' },
+        { type: 'turn-end', reason: 'aborted' },
+      ],
+      { color: false },
+    );
+    assert.equal(answer, 'repaired the history before sending: 1 change\n  - message 4: synthesized-result: answered c9 as not completed\nHalf an ans\n(turn aborted; the session is kept)\n');
+  });
+
+  it('summarizes tool arguments on one short line', () => {
+    assert.equal(summarizeArguments('{"path":"a.ts","offset":3}'), 'path="a.ts" offset=3');
+    assert.equal(summarizeArguments('not json\nat all'), 'not json at all');
+    assert.ok(summarizeArguments(JSON.stringify({ content: 'x'.repeat(500) })).length <= 120);
+  });
+
+  it('uses colour only on a terminal without NO_COLOR', () => {
+    assert.equal(colorWanted({ isTTY: true }, {}), true);
+    assert.equal(colorWanted({ isTTY: true }, { NO_COLOR: '1' }), false);
+    assert.equal(colorWanted({ isTTY: true }, { NO_COLOR: '' }), true);
+    assert.equal(colorWanted({ isTTY: true }, { TERM: 'dumb' }), false);
+    assert.equal(colorWanted({ isTTY: false }, {}), false);
+  });
+});
