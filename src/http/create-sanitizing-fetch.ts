@@ -1,5 +1,5 @@
-import { classifyError, isPairingRule } from '../core/index.js';
-import type { Change, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import { classifyError, isPairingRule, isProfileName } from './core-link.js';
+import type { Change, Profile, ProfileName, Remaining, RuleId } from './core-link.js';
 import { isChatCompletionsPath } from './is-chat-completions-path.js';
 import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
@@ -73,11 +73,8 @@ function heal(body: ChatBody, verdict: { provider: string }, options: Sanitizing
   return sanitizeChatBody(body, { profile: verdict.provider, policy });
 }
 
-const PROFILE_NAMES: ReadonlySet<string> = new Set(['openai', 'deepseek', 'qwen', 'mistral', 'moonshot', 'groq']);
 
-function isProfileName(name: string): name is ProfileName {
-  return PROFILE_NAMES.has(name);
-}
+
 
 function eventOf(url: string, attempt: RepairEvent['attempt'], result: SanitizedChatBody): RepairEvent {
   return { url, attempt, changes: result.changes, rules: result.rules, remaining: result.remaining };
