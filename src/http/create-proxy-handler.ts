@@ -1,4 +1,4 @@
-import type { Profile, ProfileName, RuleId } from './core-link.js';
+import type { Profile, ProfileName, RuleId } from '../core/index.js';
 import { createSanitizingFetch } from './create-sanitizing-fetch.js';
 import { toClientHeaders, toUpstreamHeaders } from './forward-headers.js';
 import { openAIErrorResponse } from './openai-error-response.js';

@@ -1,5 +1,5 @@
-import { classifyError, isPairingRule, isProfileName } from './core-link.js';
-import type { Change, Profile, ProfileName, Remaining, RuleId } from './core-link.js';
+import { classifyError, isPairingRule, isProfileName } from '../core/index.js';
+import type { Change, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
 import { isChatCompletionsPath } from './is-chat-completions-path.js';
 import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';

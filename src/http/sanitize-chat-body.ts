@@ -1,5 +1,5 @@
-import { check, repair } from './core-link.js';
-import type { Change, Message, Profile, ProfileName, Remaining, RuleId } from './core-link.js';
+import { check, repair } from '../core/index.js';
+import type { Change, Message, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
 
 /** How a request is repaired: the core's repair choices (see `repair` in AGENTS.md). */
 export interface RepairPolicy {

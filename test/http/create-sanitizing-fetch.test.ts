@@ -158,3 +158,20 @@ test('a throwing onRepair does not break the request', async () => {
   const response = await sanitizing(URL_CHAT, { method: 'POST', body: JSON.stringify({ messages: unanswered }) });
   assert.equal(response.status, 200);
 });
+
+test('when the 400 reads like a stricter provider than the profile, the heal uses that provider\'s rules', async () => {
+  // Configured for OpenAI, actually talking to Mistral, which forbids a user message right after a tool result.
+  const emulator = createEmulator({ profile: 'mistral' });
+  const events: RepairEvent[] = [];
+  const sanitizing = createSanitizingFetch({ profile: 'openai', fetch: emulator.fetch, onRepair: (event) => events.push(event) });
+  const messages = [
+    { role: 'user', content: 'list files' },
+    { role: 'assistant', content: '', tool_calls: [{ id: 'abcDEF123', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'abcDEF123', content: 'a.txt' },
+    { role: 'user', content: 'stop, do something else' },
+  ];
+  const response = await sanitizing(URL_CHAT, { method: 'POST', body: JSON.stringify({ model: 'mistral-large', messages }) });
+  assert.equal(response.status, 200);
+  assert.deepEqual(emulator.requests.map((request) => request.status), [400, 200]);
+  assert.equal(events[0]?.rejectedFor, 'tool-followed-by-user');
+});

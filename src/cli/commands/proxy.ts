@@ -1,6 +1,5 @@
-import { getProfile } from '../../http/core-link.js';
-import type { ProfileName } from '../../http/core-link.js';
-import { UnstuckError } from '../../core/errors.js';
+import { getProfile, UnstuckError } from '../../core/index.js';
+import type { ProfileName } from '../../core/index.js';
 import { createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS, serveProxy } from '../../http/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
