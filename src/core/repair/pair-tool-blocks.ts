@@ -1,6 +1,7 @@
 import { hasToolCalls, type Message, type ToolCall } from '../messages.js';
 import { copyOf, type Entry, type RepairContext } from './context.js';
 import { preview } from './normalize.js';
+import { isSameUserMessage } from '../rules/user-message-repeated.js';
 
 interface Slot {
   /** The id the call had in the input ('' when it had none). */
@@ -155,6 +156,12 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     }
     if (entry.message.role === 'tool') {
       emitOrphan(entry, out, context, copied, 'its tool_call_id matches no call of the assistant message before it');
+      continue;
+    }
+    const previous = out[out.length - 1];
+    if (entry.message.role === 'user' && previous !== undefined && previous.message.role === 'user' && isSameUserMessage(previous.message.content, entry.message.content)) {
+      // The same user message again, from inside the block: a crash-retry loop's leftover (seed 001).
+      context.note({ kind: 'user-repeat-collapsed', index: entry.origin, detail: `repeats the user message at input index ${previous.origin} (a retry), and sat inside a tool block; kept once` });
       continue;
     }
     context.note({ kind: 'message-moved', index: entry.origin, detail: `${entry.message.role} message sat between tool calls and their results; moved after them` });

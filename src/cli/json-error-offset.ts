@@ -1,0 +1,132 @@
+/**
+ * Where JSON text first goes wrong, as an offset. V8 names a position for some syntax errors and
+ * only a snippet for others ("Unexpected token 'x', ... is not valid JSON"); a person needs a
+ * line and column either way. Only called once parsing has already failed, so speed is no concern.
+ */
+export function findJsonErrorOffset(text: string): number {
+  let at = 0;
+  const fail = (): never => {
+    throw new JsonStop(at);
+  };
+  const space = () => {
+    while (at < text.length && ' \t\r\n'.includes(text[at] as string)) at += 1;
+  };
+  const literal = (word: string) => {
+    for (const char of word) {
+      if (text[at] !== char) fail();
+      at += 1;
+    }
+  };
+  const string = () => {
+    at += 1;
+    while (at < text.length) {
+      const char = text[at] as string;
+      if (char === '"') {
+        at += 1;
+        return;
+      }
+      if (char === '\\') {
+        const next = text[at + 1];
+        if (next === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(at + 2, at + 6))) {
+            at += 1;
+            fail();
+          }
+          at += 6;
+          continue;
+        }
+        if (next === undefined || !'"\\/bfnrt'.includes(next)) {
+          at += 1;
+          fail();
+        }
+        at += 2;
+        continue;
+      }
+      if (char < ' ') fail();
+      at += 1;
+    }
+    fail();
+  };
+  const number = () => {
+    const match = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(at, at + 400));
+    if (match === null || match[0] === '' || match[0] === '-') fail();
+    at += (match as RegExpExecArray)[0].length;
+  };
+  const value = (): void => {
+    space();
+    const char = text[at];
+    if (char === '{') {
+      at += 1;
+      space();
+      if (text[at] === '}') {
+        at += 1;
+        return;
+      }
+      for (;;) {
+        space();
+        if (text[at] !== '"') fail();
+        string();
+        space();
+        if (text[at] !== ':') fail();
+        at += 1;
+        value();
+        space();
+        if (text[at] === ',') {
+          at += 1;
+          continue;
+        }
+        if (text[at] === '}') {
+          at += 1;
+          return;
+        }
+        fail();
+      }
+    }
+    if (char === '[') {
+      at += 1;
+      space();
+      if (text[at] === ']') {
+        at += 1;
+        return;
+      }
+      for (;;) {
+        value();
+        space();
+        if (text[at] === ',') {
+          at += 1;
+          continue;
+        }
+        if (text[at] === ']') {
+          at += 1;
+          return;
+        }
+        fail();
+      }
+    }
+    if (char === '"') return string();
+    if (char === 't') return literal('true');
+    if (char === 'f') return literal('false');
+    if (char === 'n') return literal('null');
+    number();
+  };
+  try {
+    value();
+    space();
+    if (at < text.length) fail();
+  } catch (error) {
+    if (error instanceof JsonStop) return error.offset;
+    throw error;
+  }
+  return -1;
+}
+
+class JsonStop {
+  constructor(readonly offset: number) {}
+}
+
+/** 1-based line and column of an offset. */
+export function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return `${line}:${offset - before.lastIndexOf('\n')}`;
+}

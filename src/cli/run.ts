@@ -1,0 +1,75 @@
+import { parseArgs } from 'node:util';
+import { isUnstuckError } from '../core/errors.js';
+import type { Command } from './command.js';
+import { EXIT } from './command.js';
+import { commands } from './commands.js';
+import type { Io } from './io.js';
+
+const VERSION = '0.1.0';
+
+export function formatUsage(command: Command): string {
+  const lines = [`Usage: unstuck ${command.name} [options] ${command.positionals}`.trimEnd(), '', command.summary, ''];
+  const names = Object.keys(command.options);
+  if (names.length > 0) lines.push('Options:');
+  for (const name of names) {
+    const option = command.options[name];
+    if (option === undefined) continue;
+    const flag = `${option.short === undefined ? '    ' : `-${option.short}, `}--${name}${option.type === 'string' ? ' VALUE' : ''}`;
+    lines.push(`  ${flag.padEnd(26)} ${command.optionHelp[name] ?? ''}`);
+  }
+  lines.push(`  ${'-h, --help'.padEnd(26)} Show this help`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function formatHelp(): string {
+  const lines = [`unstuck ${VERSION}: keep tool-calling LLM histories valid`, '', 'Usage: unstuck <command> [options]', '', 'Commands:'];
+  for (const [name, entry] of Object.entries(commands)) lines.push(`  ${name.padEnd(10)} ${entry.summary}`);
+  lines.push('', 'Run `unstuck <command> --help` for a command\'s options.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Runs one CLI invocation. Never throws: every failure becomes one line on stderr and an exit code. */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
+    io.stdout.write(formatHelp());
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout.write(`${VERSION}\n`);
+    return EXIT.ok;
+  }
+  const entry = commands[name];
+  if (entry === undefined) {
+    io.stderr.write(`unstuck: unknown command '${name}' (try: ${Object.keys(commands).join(', ')})\n`);
+    return EXIT.usage;
+  }
+  const command = await entry.load();
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: [...rest], options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    io.stderr.write(`unstuck ${name}: ${(error as Error).message}\n`);
+    return EXIT.usage;
+  }
+  if (parsed.values.help === true) {
+    io.stdout.write(formatUsage(command));
+    return EXIT.ok;
+  }
+  try {
+    return await command.run({ values: parsed.values as Parameters<Command['run']>[0]['values'], positionals: parsed.positionals }, io);
+  } catch (error) {
+    io.stderr.write(`${describeFailure(name, error)}\n`);
+    return EXIT.usage;
+  }
+}
+
+/** One line, no stack trace: `unstuck fix: history.json:3:14: Unexpected token`. */
+export function describeFailure(commandName: string, error: unknown): string {
+  if (isUnstuckError(error)) {
+    const place = [error.file, error.position].filter((part) => part !== undefined && part !== '').join(':');
+    return `unstuck ${commandName}: ${place === '' ? '' : `${place}: `}${error.message}`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `unstuck ${commandName}: ${message.split('\n')[0]}`;
+}
