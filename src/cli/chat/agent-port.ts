@@ -33,6 +33,7 @@ export interface SessionStoreLike {
 
 export type AgentEvent =
   | { type: 'repair'; changes: ChangeLike[] }
+  | { type: 'compact'; omittedMessages: number; estimatedTokens: number }
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'tool-call-start'; id: string; name: string; arguments: string }

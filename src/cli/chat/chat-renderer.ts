@@ -99,6 +99,10 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
         case 'repair':
           for (const text of describeChanges('repaired the history before sending', event.changes)) line(style.yellow(text));
           return;
+        case 'compact':
+          line(style.dim(`(${event.omittedMessages} older messages left out of this request to fit the context window, about ${event.estimatedTokens} tokens sent)`));
+          spinner.start('waiting for the model');
+          return;
         case 'error':
           line(style.red(`error: ${event.message}`));
           return;

@@ -39,7 +39,7 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
   const renderer = input.json
     ? undefined
     : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled });
-  if (renderer !== undefined) for (const line of describeOpenedSession(session)) renderer.note(`unstuck chat: ${line}`);
+  if (renderer !== undefined) for (const line of describeOpenedSession(session)) renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);
 
   const controller = new AbortController();
   const onStop = (): void => controller.abort();
@@ -78,11 +78,17 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
           endedWith = event;
           break;
         case 'retry':
+        case 'compact':
           break;
       }
-      if (event.type === 'error') renderer?.pause();
-      if (event.type === 'error' && renderer !== undefined) io.stderr.write(`unstuck chat: ${event.message}\n`);
-      else renderer?.handle(event);
+      if (event.type === 'error') {
+        renderer?.pause();
+        if (renderer !== undefined) io.stderr.write(`unstuck chat: ${event.message}\n`);
+      } else if (event.type === 'retry' && io.stderr.isTTY !== true) {
+        // A script reads stderr for the outcome: the final error line says it all.
+      } else {
+        renderer?.handle(event);
+      }
     }
   } finally {
     io.signal?.removeEventListener('abort', onStop);
