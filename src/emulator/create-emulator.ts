@@ -1,6 +1,6 @@
 import type { Message } from '../core/messages.js';
-import type { ProfileName, Violation } from './core-link.js';
-import { check, getProfile } from './core-link.js';
+import type { ProfileName, Violation } from '../core/index.js';
+import { check, getProfile } from '../core/index.js';
 import { toAnswer, toChunks, toCompletion } from './completion.js';
 import { listenOn } from './listen.js';
 import type { Step } from './step.js';
