@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import type { Message } from '../core/messages.js';
 import { isMessage, textOf } from '../core/messages.js';
 import type { Fence } from './fence.js';
@@ -61,14 +62,34 @@ export function countProblems(file: string, declared: number | undefined, found:
   return [{ file, line: 1, why: `the header declares ${declared} messages but ${found} were read: ${declared > found ? `${declared - found} missing (file cut short or damaged)` : 'the file was edited'}` }];
 }
 
+/**
+ * Reads a transcript. Fences are honoured (a marker inside fenced content is content), but when
+ * the file shows damage (its digest does not match, or a fence never closes) and fenced blocks
+ * swallowed marker lines, the text is read again with fences ignored: our writer escapes every
+ * lookalike, so in its files a whole-line marker is real wherever it stands, and a damaged
+ * backtick must not take the messages after it down with it.
+ */
 export function parseTranscriptText(text: string, file: string): ParsedTranscript {
+  const fenced = scanTranscript(text, file, true);
+  if (fenced.swallowed === 0 || !fenced.damaged) return fenced.result;
+  const unfenced = scanTranscript(text, file, false);
+  if (unfenced.result.messages.length <= fenced.result.messages.length) return fenced.result;
+  unfenced.result.problems.unshift({ file, why: `fenced blocks do not line up (damage?): ${fenced.swallowed} marker line(s) inside them were read as messages` });
+  return unfenced.result;
+}
+
+function scanTranscript(text: string, file: string, useFences: boolean): { result: ParsedTranscript; swallowed: number; damaged: boolean } {
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];
   const segments: SegmentRef[] = [];
   let declared: number | undefined;
+  let declaredDigest: string | undefined;
+  const digest = createHash('sha256');
   let fence: Fence | undefined;
   let fenceLine = 0;
   let markersInFence = 0;
+  let swallowed = 0;
+  let damaged = false;
   let pendingHeading = 0;
   let sawText = false;
   let start = 0;
@@ -80,7 +101,10 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
     lineNumber += 1;
     start = end + 1;
     if (fence !== undefined) {
-      if (line.startsWith(MARKER_PREFIX)) markersInFence += 1;
+      if (line.startsWith(MARKER_PREFIX)) {
+        markersInFence += 1;
+        swallowed += 1;
+      }
       fence = stepFence(fence, line);
       continue;
     }
@@ -97,7 +121,7 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
       }
     } else if (first === 0x23 /* # */ && HEADING.test(line)) {
       if (pendingHeading === 0) pendingHeading = lineNumber;
-    } else {
+    } else if (useFences) {
       const opened = stepFence(undefined, line);
       if (opened !== undefined) {
         fence = opened;
@@ -108,7 +132,12 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
     if (!sawText && line.trim() !== '') sawText = true;
   }
   if (fence !== undefined && markersInFence > 0) {
+    damaged = true;
     problems.push({ file, line: fenceLine, why: `a fenced block opened here is never closed; ${markersInFence} marker line(s) after it were read as content, not as messages` });
+  }
+  if (declaredDigest !== undefined && digest.digest('hex') !== declaredDigest) {
+    damaged = true;
+    problems.push({ file, line: 1, why: 'the marker lines do not match the digest in the header: the file was changed or damaged after it was saved' });
   }
   if (pendingHeading !== 0) {
     problems.push({ file, line: pendingHeading, why: 'a message starts here but its nf-msg marker line is missing (file cut short?): the message was not recovered' });
@@ -118,7 +147,7 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
   }
   const result: ParsedTranscript = { messages, problems, segments };
   if (declared !== undefined) result.declared = declared;
-  return result;
+  return { result, swallowed, damaged };
 
   function readMarker(line: string, at: number): void {
     let close = line.lastIndexOf(MARKER_SUFFIX);
@@ -129,6 +158,7 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
     }
     if (close < MARKER_PREFIX.length) close = MARKER_PREFIX.length;
     const payload = line.slice(MARKER_PREFIX.length, close);
+    digest.update(payload).update('\n');
     if (!BASE64.test(payload) || payload.length % 4 !== 0) {
       problems.push({ file, line: at, why: 'nf-msg marker payload is not valid base64: the message was not recovered' });
       return;
@@ -164,6 +194,8 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
       }
       const count = /(?:^| )messages=(\d+)(?: |$)/.exec(header[2] ?? '');
       if (count !== null) declared = Number(count[1]);
+      const sum = /(?:^| )digest=sha256:([0-9a-f]{64})(?: |$)/.exec(header[2] ?? '');
+      if (sum !== null) declaredDigest = sum[1];
       return true;
     }
     const segment = SEGMENT.exec(line);
@@ -195,8 +227,15 @@ export interface FormatOptions {
 }
 
 export function formatTranscriptText(messages: readonly Message[], options: FormatOptions): string {
+  const bodies: string[] = [];
+  const digest = createHash('sha256');
+  for (let index = 0; index < messages.length; index += 1) {
+    const formatted = formatMessage(messages[index]!, options.first + index);
+    digest.update(formatted.payload).update('\n');
+    bodies.push(formatted.text);
+  }
   const parts: string[] = [];
-  parts.push(`<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} -->\n`);
+  parts.push(`<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest.digest('hex')} -->\n`);
   parts.push('# Session transcript\n\n');
   parts.push(`_${options.total} message${options.total === 1 ? '' : 's'}. Each message ends with an \`nf-msg\` marker line that holds it exactly; the text above a marker is for reading and may be shortened._\n\n`);
   if (options.segments.length > 0) {
@@ -209,17 +248,16 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
     }
     parts.push('\n');
   }
-  for (let index = 0; index < messages.length; index += 1) {
-    parts.push(formatMessage(messages[index]!, options.first + index));
-  }
+  for (const body of bodies) parts.push(body);
   return parts.join('');
 }
 
-/** One message: heading, readable body, marker line, blank line. */
-export function formatMessage(message: Message, number: number): string {
+/** One message: heading, readable body, marker line, blank line; and the marker's payload. */
+function formatMessage(message: Message, number: number): { text: string; payload: string } {
   const json = JSON.stringify(message);
   if (typeof json !== 'string') throw new TypeError(`message ${number} is not JSON-serializable`);
-  const marker = `${MARKER_PREFIX}${Buffer.from(json, 'utf8').toString('base64')}${MARKER_SUFFIX}\n\n`;
+  const payload = Buffer.from(json, 'utf8').toString('base64');
+  const marker = `${MARKER_PREFIX}${payload}${MARKER_SUFFIX}\n\n`;
   let heading = `## ${number} · ${inline(String(message.role))}`;
   if (typeof message.name === 'string') heading += ` · ${inline(message.name)}`;
   if (typeof message.tool_call_id === 'string') heading += ` · \`${inline(message.tool_call_id)}\``;
@@ -249,7 +287,7 @@ export function formatMessage(message: Message, number: number): string {
     }
   }
   body.push(marker);
-  return body.join('');
+  return { text: body.join(''), payload };
 }
 
 const SHORT_CHARS = 2000;
