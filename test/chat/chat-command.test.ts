@@ -126,11 +126,11 @@ describe('unstuck chat (in process, over a stand-in agent)', () => {
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(cwd, '.unstuck', 'sessions'), { recursive: true });
     await writeFile(join(cwd, '.unstuck', 'sessions', '20261130-000000-abcd.md'), '');
-    const changes = [{ kind: 'moved-result', index: 1724, toolCallId: 'call_1', detail: 'moved the result next to its call' }];
+    const changes: ChangeLike[] = [{ kind: 'message-moved', index: 1724, toolCallId: 'call_1', detail: 'moved the result next to its call' }];
     const { io, err } = captureIo(key);
     const code = await createChatCommand({ loadBackend: async () => fakeBackend({ openChanges: changes }).backend }).run({ values: { prompt: 'two', resume: true }, positionals: ['20261130-000000-abcd'] }, io);
     assert.equal(code, 0);
-    assert.equal(err(), 'unstuck chat: session 20261130-000000-abcd was repaired: 1 change\n  - message 1724: moved-result: moved the result next to its call\n');
+    assert.equal(err(), 'unstuck chat: session 20261130-000000-abcd was repaired: 1 change\n  - message 1724: message-moved: moved the result next to its call\n');
   });
 
   it('rejects a stray argument and --json without a prompt as usage errors', async () => {

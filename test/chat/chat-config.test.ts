@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { formatConfigWarning, loadChatConfig, profileForURL } from '../../src/cli/chat/chat-config.js';
 import { isUnstuckError } from '../../src/core/errors.js';
+import { profileNames } from '../../src/core/profiles.js';
 
 let cwd: string;
 beforeEach(async () => {
@@ -22,7 +23,7 @@ async function writeConfig(text: string): Promise<void> {
 describe('loadChatConfig', () => {
   it('uses DeepSeek and its key by default', async () => {
     const { config, warnings } = await loadChatConfig({ flags: {}, env: { DEEPSEEK_API_KEY: 'sk-d', OPENAI_API_KEY: 'sk-o' }, cwd });
-    assert.deepEqual(config, { baseURL: 'https://api.deepseek.com', apiKey: 'sk-d', model: 'deepseek-chat', profile: 'deepseek', thinking: false });
+    assert.deepEqual(config, { baseURL: 'https://api.deepseek.com', apiKey: 'sk-d', model: 'deepseek-chat', profile: 'deepseek' });
     assert.deepEqual(warnings, []);
   });
 
@@ -44,7 +45,7 @@ describe('loadChatConfig', () => {
   });
 
   it('reports unknown and stale values with file, line and key, and still starts', async () => {
-    await writeConfig(['{', '  "model": "m1",', '  "provider": "nexforge",', '  "base_url": "http://127.0.0.1:9/v1",', '  "profile": "anthropic",', '  "apiKey": "sk-never",', '  "colour": true', '}'].join('\n'));
+    await writeConfig(['{', '  "model": "m1",', '  "provider": "nexforge",', '  "base_url": "http://127.0.0.1:9/v1",', '  "profile": "deepseek-v9",', '  "apiKey": "sk-never",', '  "colour": true', '}'].join('\n'));
     const { config, warnings } = await loadChatConfig({ flags: {}, env: { OPENAI_API_KEY: 'sk-o' }, cwd });
     assert.equal(config.model, 'm1');
     assert.equal(config.baseURL, 'http://127.0.0.1:9/v1');
@@ -52,7 +53,7 @@ describe('loadChatConfig', () => {
     assert.deepEqual(warnings.map(formatConfigWarning), [
       '.unstuck/config.json:3: provider: no longer used: set "baseURL" and, if needed, "profile"; ignored',
       '.unstuck/config.json:4: base_url: renamed to "baseURL"; the value is used, please rename it',
-      '.unstuck/config.json:5: profile: unknown profile "anthropic", ignored (one of: openai, deepseek, qwen, mistral, moonshot, groq)',
+      `.unstuck/config.json:5: profile: unknown profile "deepseek-v9", ignored (one of: ${profileNames.join(', ')})`,
       '.unstuck/config.json:6: apiKey: keys are not read from the config file (use DEEPSEEK_API_KEY or OPENAI_API_KEY), ignored',
       '.unstuck/config.json:7: colour: unknown setting, ignored',
     ]);

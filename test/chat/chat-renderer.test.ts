@@ -60,13 +60,13 @@ describe('the chat renderer', () => {
   it('says when a turn was aborted, and what was repaired', () => {
     const { answer } = render(
       [
-        { type: 'repair', changes: [{ kind: 'synthesized-result', index: 4, toolCallId: 'c9', detail: 'answered c9 as not completed' }] },
+        { type: 'repair', changes: [{ kind: 'result-synthesized', index: 4, toolCallId: 'c9', detail: 'answered c9 as not completed' }] },
         { type: 'text-delta', text: 'Half an ans' },
         { type: 'turn-end', reason: 'aborted' },
       ],
       { color: false },
     );
-    assert.equal(answer, 'repaired the history before sending: 1 change\n  - message 4: synthesized-result: answered c9 as not completed\nHalf an ans\n(turn aborted; the session is kept)\n');
+    assert.equal(answer, 'repaired the history before sending: 1 change\n  - message 4: result-synthesized: answered c9 as not completed\nHalf an ans\n(turn aborted; the session is kept)\n');
   });
 
   it('summarizes tool arguments on one short line', () => {

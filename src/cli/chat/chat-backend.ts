@@ -11,7 +11,7 @@ export interface ChatAgentOptions {
   systemPrompt: string;
   contextWindow?: number;
   fetch: typeof fetch;
-  thinking: boolean;
+  thinking?: boolean;
 }
 
 /** The two layers the chat composes: the session store and the agent runner. Tests may pass fakes. */

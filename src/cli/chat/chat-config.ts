@@ -14,7 +14,8 @@ export interface ChatConfig {
   apiKey: string;
   model: string;
   profile: ProfileName;
-  thinking: boolean;
+  /** Unset: the profile's default for the model. */
+  thinking?: boolean;
   systemPrompt?: string;
   contextWindow?: number;
 }
@@ -61,8 +62,9 @@ export async function loadChatConfig(input: { flags: ChatFlags; env: Record<stri
     apiKey,
     model: flags.model ?? settings.model ?? DEFAULT_MODEL,
     profile: (flags.profile as ProfileName | undefined) ?? settings.profile ?? profileForURL(baseURL),
-    thinking: flags.thinking === true || settings.thinking === true,
   };
+  const thinking = flags.thinking ?? settings.thinking;
+  if (thinking !== undefined) config.thinking = thinking;
   if (settings.systemPrompt !== undefined) config.systemPrompt = settings.systemPrompt;
   if (settings.contextWindow !== undefined) config.contextWindow = settings.contextWindow;
   return { config, warnings };

@@ -28,7 +28,7 @@ export async function openChatSession(input: { id: string; path: string; backend
     systemPrompt: config.systemPrompt ?? defaultSystemPrompt(cwd),
     ...(config.contextWindow === undefined ? {} : { contextWindow: config.contextWindow }),
     fetch: input.fetch,
-    thinking: config.thinking,
+    ...(config.thinking === undefined ? {} : { thinking: config.thinking }),
   });
   try {
     const { changes, problems } = await agent.open();
