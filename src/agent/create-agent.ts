@@ -1,0 +1,338 @@
+import { randomUUID } from 'node:crypto';
+import type { Message, ToolCall } from '../core/messages.js';
+import { classifyError, getProfile, isPairingRule, repair } from '../core/index.js';
+import type { Change, ErrorClassification } from '../core/index.js';
+import { charsOf, selectWindow } from './context-window.js';
+import type { RequestWindow } from './context-window.js';
+import { CANCELLED, startToolBlock, toolMessages } from './run-tool-block.js';
+import type { ToolOutcome } from './run-tool-block.js';
+import { createMemoryStore } from '../session/index.js';
+import type { SessionProblem } from '../session/index.js';
+import { streamCompletion } from './stream-completion.js';
+import type { Completion } from './stream-completion.js';
+import type { Agent, AgentEvent, AgentOptions, Tool } from './types.js';
+import { WireError, describeFailure, errorText, isTransient } from './wire-error.js';
+import type { WireFailure } from './wire-error.js';
+
+const DEFAULTS = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000, idleTimeoutMs: 120_000, maxSteps: 64, hintAfterFailures: 3 };
+
+type Usage = { promptTokens: number; completionTokens: number };
+
+/**
+ * The turn runner. Its history cannot go bad by construction: a full-sequence repair before the
+ * user's message is added and before every request; every tool call answered exactly once; hints
+ * only after a whole tool block; one strongest-repair retry on a pairing 400; transient failures
+ * retried here and nowhere else; the session saved after every step. See docs/decisions/agent-*.md.
+ */
+export function createAgent(options: AgentOptions): Agent {
+  const profile = options.profile ?? 'openai';
+  const thinking = options.thinking ?? getProfile(profile).thinkingByDefault(options.model);
+  const repairOptions = { profile, model: options.model, thinking } as const;
+  const store = options.session ?? createMemoryStore();
+  const tools = new Map<string, Tool>((options.tools ?? []).map((tool) => [tool.name, tool]));
+  const wireTools = tools.size === 0 ? undefined : [...tools.values()].map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
+  const fixedChars = (options.systemPrompt?.length ?? 0) + (wireTools === undefined ? 0 : JSON.stringify(wireTools).length);
+  const url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`;
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const stream = options.stream ?? true;
+  const retry = { maxRetries: options.retry?.maxRetries ?? DEFAULTS.maxRetries, baseDelayMs: options.retry?.baseDelayMs ?? DEFAULTS.baseDelayMs, maxDelayMs: options.retry?.maxDelayMs ?? DEFAULTS.maxDelayMs };
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs;
+  const maxSteps = options.maxSteps ?? DEFAULTS.maxSteps;
+  const hintAfterFailures = options.hintAfterFailures ?? DEFAULTS.hintAfterFailures;
+  const sleep = options.sleep ?? abortableSleep;
+
+  let history: Message[] = [];
+  /** How many messages at the start of `history` the store already has, unchanged. */
+  let persisted = 0;
+  let rewrite = false;
+  let opening: Promise<{ changes: Change[]; problems: SessionProblem[] }> | undefined;
+  let running = false;
+  let charsPerToken = 3;
+  /** A tool block whose results are not in the history yet: settled with `cancelled` if the turn stops early. */
+  let openBlock: { calls: ToolCall[]; outcomes: ToolOutcome[] } | undefined;
+
+  function adopt(result: { messages: Message[]; changed: boolean }): void {
+    if (!result.changed) return;
+    history = result.messages;
+    rewrite = true;
+  }
+
+  async function persist(): Promise<void> {
+    if (!rewrite && persisted === history.length) return;
+    try {
+      if (!rewrite && store.append !== undefined) await store.append(history.slice(persisted));
+      else await store.save(history);
+    } catch (error) {
+      throw new Error(`could not save the session: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    persisted = history.length;
+    rewrite = false;
+  }
+
+  function open(): Promise<{ changes: Change[]; problems: SessionProblem[] }> {
+    opening ??= (async () => {
+      const loaded = await store.load();
+      history = loaded.messages;
+      persisted = history.length;
+      const repaired = repair(history, repairOptions);
+      adopt(repaired);
+      await persist();
+      return { changes: repaired.changes, problems: loaded.problems };
+    })().catch((error: unknown) => {
+      opening = undefined;
+      throw error;
+    });
+    return opening;
+  }
+
+  /** Leaves the history whole after a turn that stopped anywhere: open block answered, repaired, saved. */
+  async function settle(): Promise<void> {
+    if (openBlock !== undefined) {
+      const { calls, outcomes } = openBlock;
+      openBlock = undefined;
+      for (const call of calls.slice(outcomes.length)) {
+        outcomes.push({ id: String(call.id), name: call.function?.name ?? '', arguments: call.function?.arguments ?? '', result: CANCELLED, isError: true });
+      }
+      history.push(...toolMessages(outcomes));
+    }
+    adopt(repair(history, repairOptions));
+    await persist();
+  }
+
+  function windowFor(): RequestWindow {
+    if (options.contextWindow === undefined) return { messages: history, omitted: 0, estimatedTokens: 0 };
+    const reserve = options.reserveTokens ?? Math.min(8192, Math.floor(options.contextWindow / 4));
+    const budget = options.contextWindow - reserve - Math.ceil(fixedChars / charsPerToken);
+    return selectWindow(history, budget, charsPerToken);
+  }
+
+  function requestBody(messages: readonly Message[]): Record<string, unknown> {
+    const body: Record<string, unknown> = {
+      model: options.model,
+      messages: options.systemPrompt === undefined ? messages : [{ role: 'system', content: options.systemPrompt }, ...messages],
+      stream,
+    };
+    if (stream) body['stream_options'] = { include_usage: true };
+    if (wireTools !== undefined) body['tools'] = wireTools;
+    if (profile === 'deepseek' && options.thinking !== undefined) body['thinking'] = { type: thinking ? 'enabled' : 'disabled' };
+    return body;
+  }
+
+  function backoff(attempt: number, retryAfterMs: number | undefined): number {
+    return Math.min(retry.maxDelayMs, Math.max(retryAfterMs ?? 0, retry.baseDelayMs * 2 ** (attempt - 1)));
+  }
+
+  async function* turn(text: string, signal: AbortSignal): AsyncGenerator<AgentEvent> {
+    const usage: Usage = { promptTokens: 0, completionTokens: 0 };
+    let sawUsage = false;
+    const end = (reason: 'stop' | 'error' | 'aborted'): AgentEvent => (sawUsage ? { type: 'turn-end', reason, usage: { ...usage } } : { type: 'turn-end', reason });
+
+    const firstOpen = opening === undefined;
+    const opened = await open();
+    if (firstOpen && opened.changes.length > 0) yield { type: 'repair', changes: opened.changes };
+    // Full-sequence repair first, then the user's message: nothing ever removes it afterwards.
+    const before = repair(history, repairOptions);
+    adopt(before);
+    if (before.changed) yield { type: 'repair', changes: before.changes };
+    history.push({ role: 'user', content: text });
+    await persist();
+
+    const failures = new Map<string, number>();
+    for (let step = 0; ; step += 1) {
+      if (signal.aborted) {
+        yield end('aborted');
+        return;
+      }
+      if (step >= maxSteps) {
+        yield { type: 'error', message: `stopped after ${maxSteps} model requests in one turn` };
+        yield end('error');
+        return;
+      }
+      const prepared = repair(history, { ...repairOptions, scope: 'request' });
+      adopt(prepared);
+      if (prepared.changed) {
+        yield { type: 'repair', changes: prepared.changes };
+        await persist();
+      }
+
+      let completion: Completion | undefined;
+      let healed = false;
+      let attempt = 0;
+      while (completion === undefined) {
+        const view = windowFor();
+        if (view.omitted > 0) yield { type: 'compact', omittedMessages: view.omitted, estimatedTokens: view.estimatedTokens };
+        const body = requestBody(view.messages);
+        let failure: WireFailure | undefined;
+        const request = streamCompletion({ url, apiKey: options.apiKey, body, fetch: fetchImpl, signal, idleTimeoutMs });
+        try {
+          for (;;) {
+            const next = await request.next();
+            if (next.done === true) {
+              completion = next.value;
+              break;
+            }
+            yield next.value.type === 'text' ? { type: 'text-delta', text: next.value.text } : { type: 'reasoning-delta', text: next.value.text };
+          }
+        } catch (error) {
+          failure = error instanceof WireError ? error.failure : { kind: 'protocol', detail: error instanceof Error ? error.message : String(error) };
+        } finally {
+          await request.return(undefined as never);
+        }
+        if (completion !== undefined) {
+          if (completion.usage !== undefined) {
+            sawUsage = true;
+            usage.promptTokens += completion.usage.promptTokens;
+            usage.completionTokens += completion.usage.completionTokens;
+            calibrate(view.messages, completion.usage.promptTokens);
+          }
+          break;
+        }
+        if (failure === undefined || failure.kind === 'aborted' || signal.aborted) {
+          yield end('aborted');
+          return;
+        }
+        const classified = failure.kind === 'http' ? classifyError(failure.status, failure.body) : undefined;
+        if (classified !== undefined && isPairingRule(classified.rule) && !healed) {
+          healed = true;
+          const strongest = repair(history, { ...repairOptions, scope: 'request', level: 'strongest' });
+          adopt(strongest);
+          yield { type: 'repair', changes: strongest.changes };
+          await persist();
+          yield { type: 'retry', reason: `the provider rejected the history (${classified.rule}); repaired it, retrying once`, attempt: 1, delayMs: 0 };
+          continue;
+        }
+        if (classified === undefined && isTransient(failure) && attempt < retry.maxRetries) {
+          attempt += 1;
+          const delayMs = backoff(attempt, failure.kind === 'http' ? failure.retryAfterMs : undefined);
+          yield { type: 'retry', reason: describeFailure(failure), attempt, delayMs };
+          try {
+            await sleep(delayMs, signal);
+          } catch {
+            yield end('aborted');
+            return;
+          }
+          continue;
+        }
+        yield failureEvent(failure, classified, healed, attempt);
+        yield end('error');
+        return;
+      }
+
+      const assistant = toAssistantMessage(completion, thinking);
+      history.push(assistant);
+      await persist();
+      const calls = assistant.tool_calls ?? [];
+      if (calls.length === 0) {
+        yield end('stop');
+        return;
+      }
+
+      openBlock = { calls, outcomes: [] };
+      const pending = startToolBlock(calls, tools, signal);
+      for (const call of calls) yield { type: 'tool-call-start', id: String(call.id), name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' };
+      for (const result of pending) {
+        const outcome = await result;
+        openBlock.outcomes.push(outcome);
+        yield { type: 'tool-call-end', id: outcome.id, name: outcome.name, result: outcome.result, isError: outcome.isError };
+      }
+      history.push(...toolMessages(openBlock.outcomes));
+      // Loop-breaking hints go after the whole block, never between its results.
+      for (const outcome of openBlock.outcomes) {
+        if (!outcome.isError || outcome.result === CANCELLED) {
+          failures.set(outcome.name, 0);
+          continue;
+        }
+        const count = (failures.get(outcome.name) ?? 0) + 1;
+        failures.set(outcome.name, count >= hintAfterFailures ? 0 : count);
+        if (count >= hintAfterFailures) history.push(loopHint(outcome.name, count));
+      }
+      openBlock = undefined;
+      await persist();
+    }
+  }
+
+  function calibrate(messages: readonly Message[], promptTokens: number): void {
+    if (promptTokens <= 0) return;
+    let chars = fixedChars;
+    for (const message of messages) chars += charsOf(message);
+    charsPerToken = Math.min(6, Math.max(1, chars / promptTokens));
+  }
+
+  return {
+    get messages() {
+      return history;
+    },
+    open,
+    async *runTurn(text, turnOptions = {}) {
+      if (running) {
+        yield { type: 'error', message: 'a turn is already running on this agent' };
+        yield { type: 'turn-end', reason: 'error' };
+        return;
+      }
+      running = true;
+      const controller = new AbortController();
+      const outer = turnOptions.signal;
+      const onAbort = (): void => controller.abort(outer?.reason);
+      if (outer?.aborted === true) controller.abort(outer.reason);
+      outer?.addEventListener('abort', onAbort, { once: true });
+      try {
+        yield* turn(text, controller.signal);
+      } catch (error) {
+        await settle().catch(() => undefined);
+        yield { type: 'error', message: error instanceof Error ? error.message : String(error) };
+        yield { type: 'turn-end', reason: 'error' };
+      } finally {
+        outer?.removeEventListener('abort', onAbort);
+        controller.abort(new Error('turn over'));
+        await settle().catch(() => undefined);
+        running = false;
+      }
+    },
+  };
+}
+
+function failureEvent(failure: WireFailure, classified: ErrorClassification | undefined, healed: boolean, attempts: number): AgentEvent {
+  if (failure.kind !== 'http') return { type: 'error', message: `${describeFailure(failure)}${attempts > 0 ? ` (gave up after ${attempts} retries)` : ''}` };
+  const prefix = classified !== undefined && healed ? 'the provider still rejects the history after a repair and one retry' : attempts > 0 ? `the provider kept failing (gave up after ${attempts} retries)` : 'the provider rejected the request';
+  const event: AgentEvent = { type: 'error', message: `${prefix}: HTTP ${failure.status}: ${errorText(failure.body)}`, status: failure.status };
+  if (classified !== undefined) event.rule = classified.rule;
+  return event;
+}
+
+/** The assistant message as it is kept: thinking mode keeps reasoning_content ('' rather than absent). */
+function toAssistantMessage(completion: Completion, thinking: boolean): Message {
+  const calls: ToolCall[] = completion.toolCalls.map((call) => ({
+    id: call.id ?? `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  }));
+  const message: Message = { role: 'assistant', content: calls.length > 0 && completion.text === '' ? null : completion.text };
+  if (thinking) message.reasoning_content = completion.reasoning ?? '';
+  if (calls.length > 0) message.tool_calls = calls;
+  return message;
+}
+
+function loopHint(name: string, count: number): Message {
+  return {
+    role: 'system',
+    content: `[loop guard] The tool "${name}" failed ${count} times in a row. Do not repeat the same call: try another approach, skip this step, or tell the user why it cannot be done.`,
+  };
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
