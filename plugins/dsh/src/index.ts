@@ -1,0 +1,164 @@
+/**
+ * unstuck-dsh: keeps a DeepSeek Harness session's tool calls paired, so a crashed tool dispatch
+ * (`Cannot read properties of undefined (reading 'prepare')`) never wedges the conversation on
+ * `400 INVALID_REQUEST`. Four layers, each on a harness hook:
+ *
+ * 1. `agent/status` idle after a crashed dispatch: an error result per unanswered call is sent
+ *    and the agent woken, so the model sees the failure and decides what to do.
+ * 2. `agent/pre-step`: error results for calls still open at the tail go first in the step, the
+ *    only place they can still be adjacent to their call.
+ * 3. `agent/request-error` on a pairing 400: a surface replacement, then `{ kind: 'retry' }`
+ *    once per step; a healed surface plans nothing, so it never loops.
+ * 4. `llm/stream`: every request checked with the core; loop requests (frozen) only warned
+ *    about; a request that is not frozen (compaction's) repaired in place; empty tool-call ids
+ *    in the answer replaced by stable ones.
+ *
+ * Every listener catches its own errors: a safety net must never be what breaks a turn.
+ */
+import type { Context } from '@deepseek-ai/cordis';
+import z from '@deepseek-ai/schemastery';
+import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm';
+import { applyEdits } from './apply-edits.js';
+import { classifyError, isPairingRule } from './core.js';
+import { findDangling } from './dangling.js';
+import { planHeal } from './heal-plan.js';
+import { isResultOnly, isToolResult, type AgentLike, type FailureLike, type Message, type PreStepDecision, type RequestErrorAction, type Session, type UserMessage } from './host.js';
+import { guardRequest, streamKey, withStableIds } from './stream-guard.js';
+import { lastTurnEnd, readSurface } from './surface.js';
+import { syntheticResult } from './synthetic-result.js';
+
+export const name = 'unstuck-dsh';
+export const inject: string[] = [];
+
+export interface Config {
+  enabled: boolean;
+}
+
+export const Config = z.object({
+  enabled: z.boolean().default(true).description('Turn every layer on or off.'),
+});
+
+/** How many times in a row layer 1 wakes the agent for one session before it leaves recovery to layers 2–3. */
+const MAX_CONSECUTIVE_WAKES = 2;
+
+function visibleMessages(session: Session): Message[] {
+  const messages: Message[] = [];
+  for (const node of readSurface(session)) if (node.message !== null) messages.push(node.message);
+  return messages;
+}
+
+function crashReason(session: Session): string | undefined {
+  const end = lastTurnEnd(session) as { kind: string; error?: { message?: unknown } } | undefined;
+  return end?.kind === 'error' && typeof end.error?.message === 'string' ? end.error.message : undefined;
+}
+
+/** True when the 400 is one the core recognises as a tool-pairing violation. */
+export function isPairingFailure(failure: FailureLike): boolean {
+  if (failure.status !== 400 || failure.code !== 'INVALID_REQUEST') return false;
+  const classified = classifyError(400, { error: { message: failure.message, type: 'invalid_request_error' } });
+  return classified !== undefined && isPairingRule(classified.rule);
+}
+
+export function apply(ctx: Context, config: Config): void {
+  const logger = ctx.logger(name);
+  const wakes = new WeakMap<Session, number>();
+  const retried = new WeakMap<Session, Set<string>>();
+
+  const safely = <T>(what: string, fallback: T, run: () => T): T => {
+    try {
+      return run();
+    } catch (error) {
+      logger.warn('%s failed, leaving the session as it is: %s', what, error instanceof Error ? error.message : String(error));
+      return fallback;
+    }
+  };
+
+  // Layer 1: the agent went idle after a turn that crashed with calls still open.
+  ctx.on('agent/status', (payload) => {
+    if (!config.enabled || payload.status !== 'idle') return;
+    safely('idle recovery', undefined, () => {
+      const { agent } = payload;
+      const session = agent.session;
+      const end = lastTurnEnd(session);
+      if (end?.kind === 'completed') wakes.delete(session);
+      const dangling = findDangling(visibleMessages(session));
+      if (dangling !== undefined) {
+        if (end?.kind !== 'error') return;
+        const count = wakes.get(session) ?? 0;
+        if (count >= MAX_CONSECUTIVE_WAKES) {
+          logger.warn('session %s: %d crashed recoveries in a row; not waking the agent again', session.id, count);
+          return;
+        }
+        wakes.set(session, count + 1);
+        const reason = crashReason(session);
+        dangling.calls.forEach((call, position) => {
+          agent.send(syntheticResult(call, reason), 'next-turn', position === dangling.calls.length - 1);
+        });
+        logger.info('session %s: sent %d error result(s) for a crashed tool dispatch and woke the agent', session.id, dangling.calls.length);
+        return;
+      }
+      // Results layers 1–2 logged as user/message leave compaction's count balance open; close it now.
+      const edits = planHeal(session, readSurface(session), { balance: true });
+      if (edits.length === 0) return;
+      applyEdits(session, edits);
+      logger.info('session %s: %s', session.id, edits.map((edit) => edit.detail).join('; '));
+    });
+  });
+
+  // Layer 2: results for open calls enter the step first, adjacent to their call.
+  ctx.on('agent/pre-step', async (payload, next) => {
+    const decision = await next();
+    if (!config.enabled || decision.kind !== 'enter') return decision;
+    return safely('pre-step results', decision, () => {
+      const session = payload.agent.session;
+      const dangling = findDangling(visibleMessages(session));
+      if (dangling === undefined) return decision;
+      const open = new Set(dangling.calls.map((call) => call.id as string));
+      const answering: UserMessage[] = [];
+      const rest: UserMessage[] = [];
+      for (const message of decision.messages) {
+        const answers = isResultOnly(message) && message.content.every((block) => isToolResult(block) && open.has(block.toolCallId));
+        (answers ? answering : rest).push(message);
+      }
+      for (const message of answering) for (const block of message.content) if (isToolResult(block)) open.delete(block.toolCallId);
+      const reason = crashReason(session);
+      const synthetic = dangling.calls.filter((call) => open.has(call.id)).map((call) => syntheticResult(call, reason));
+      if (synthetic.length === 0 && decision.messages.slice(0, answering.length).every((message, index) => message === answering[index])) return decision;
+      logger.info('session %s: %d error result(s) enter the step ahead of its other messages', session.id, synthetic.length + answering.length);
+      return { kind: 'enter', messages: [...answering, ...synthetic, ...rest] };
+    });
+  });
+
+  // Layer 3: a pairing 400 heals the surface, then the step retries once.
+  ctx.on('agent/request-error', async (payload, next) => {
+    if (!config.enabled || !isPairingFailure(payload.failure)) return next();
+    const session = payload.agent.session;
+    const key = `${payload.turn}:${payload.step}`;
+    const done = retried.get(session) ?? new Set<string>();
+    if (done.has(key)) return next();
+    const healed = safely('surface replacement', false, () => {
+      const edits = planHeal(session, readSurface(session));
+      if (edits.length === 0) return false;
+      applyEdits(session, edits, { turn: payload.turn, step: payload.step });
+      logger.info('session %s: %s; retrying', session.id, edits.map((edit) => edit.detail).join('; '));
+      return true;
+    });
+    if (!healed) return next();
+    done.add(key);
+    retried.set(session, done);
+    return { kind: 'retry' };
+  });
+
+  // Layer 4: every request checked; what is ours to change repaired; empty call ids made stable.
+  ctx.on('llm/stream', (options, next) => {
+    if (!config.enabled) return next();
+    safely('request check', undefined, () => {
+      const report = guardRequest(options);
+      if (report.violations.length === 0) return;
+      const rules = [...new Set(report.violations.map((violation) => violation.rule))].join(', ');
+      if (report.repaired) logger.info('%s request repaired in place (%s)', report.purpose, rules);
+      else logger.warn('%s request has %d problem(s) the provider may reject (%s)%s', report.purpose, report.violations.length, rules, report.frozen ? '; it is frozen, so the session is healed instead' : '');
+    });
+    return withStableIds(next(), streamKey(options));
+  });
+}
