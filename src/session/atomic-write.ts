@@ -52,6 +52,6 @@ export async function removeLeftoverTemporaries(path: string, names?: readonly s
   const prefix = `.${basename(path).replace(/\.md$/, '')}`;
   const entries = names ?? (await readdir(directory).catch(() => [] as string[]));
   for (const name of entries) {
-    if (name.startsWith(prefix) && /\.tmp-\d+-[0-9a-f]{8}$/.test(name)) await rm(join(directory, name), { force: true });
+    if (name.startsWith(prefix) && /\.tmp-\d+-[0-9a-f]{8}$/.test(name)) await rm(join(directory, name), { force: true }).catch(() => undefined);
   }
 }

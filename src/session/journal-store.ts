@@ -32,7 +32,7 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
     await ensureLock();
     await writeFileAtomic(path, Buffer.from(formatJournal(messages), 'utf8'));
     tailChecked = true;
-    await removeLeftoverTemporaries(path);
+    await removeLeftoverTemporaries(path).catch(() => undefined);
   }
 
   async function append(messages: readonly Message[]): Promise<void> {

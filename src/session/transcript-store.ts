@@ -56,12 +56,13 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     const text = formatTranscriptText(tail, { first: fullSegments * segmentMessages + 1, total: messages.length, segments });
     await writeFileAtomic(path, Buffer.from(text, 'utf8'));
     // The switch is done; whatever the new main file does not declare belongs to older saves.
+    // Removing it is housekeeping: a failure here does not undo a save that has succeeded.
     const keep = new Set(segments.map((segment) => segment.file));
     const names = await readdir(directory).catch(() => [] as string[]);
     for (const name of names) {
-      if (segmentName.test(name) && !keep.has(name)) await rm(join(directory, name), { force: true });
+      if (segmentName.test(name) && !keep.has(name)) await rm(join(directory, name), { force: true }).catch(() => undefined);
     }
-    await removeLeftoverTemporaries(path, names);
+    await removeLeftoverTemporaries(path, names).catch(() => undefined);
   }
 
   async function load(): Promise<LoadResult> {
