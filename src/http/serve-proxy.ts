@@ -76,15 +76,36 @@ async function relay(handler: (request: Request) => Promise<Response>, incoming:
       const { done, value } = await reader.read();
       if (done) break;
       if (outgoing.destroyed) throw new Error('client closed the connection');
-      if (!outgoing.write(value)) await Promise.race([once(outgoing, 'drain'), once(outgoing, 'close')]);
+      if (!outgoing.write(value)) await drained(outgoing);
     }
     outgoing.end();
   } catch {
-    // Upstream failed mid-body, or the client left: end the connection without the final chunk,
-    // so the client sees a truncated response as an error, never as a complete one.
+    // Upstream failed mid-body, or the client left: close the connection without the final chunk,
+    // so the client sees a truncated response as an error, never as a complete one. `end` on the
+    // socket flushes what was already written first (destroy would drop it); a client that does
+    // not read it in time is cut off.
     await reader.cancel().catch(() => undefined);
-    outgoing.destroy();
+    const socket = outgoing.socket;
+    if (socket === null || outgoing.destroyed) {
+      outgoing.destroy();
+      return;
+    }
+    socket.end();
+    setTimeout(() => socket.destroy(), 5000).unref();
   }
+}
+
+/** Resolves on `drain`, or on `close` (a client that left never drains); leaves no listener behind. */
+function drained(outgoing: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      outgoing.off('drain', done);
+      outgoing.off('close', done);
+      resolve();
+    };
+    outgoing.on('drain', done);
+    outgoing.on('close', done);
+  });
 }
 
 function toRequest(incoming: IncomingMessage, origin: string, signal: AbortSignal): Request {

@@ -1,4 +1,4 @@
-import { getProfile, UnstuckError } from '../../core/index.js';
+import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
 import type { ProfileName } from '../../core/index.js';
 import { createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS, serveProxy } from '../../http/index.js';
 import type { Command } from '../command.js';
@@ -21,7 +21,7 @@ export const proxyCommand: Command = {
     upstream: 'Base URL to forward to, e.g. https://api.deepseek.com (required)',
     port: 'Port to listen on (default 8787; 0 picks a free one)',
     host: 'Address to bind (default 127.0.0.1; bind others only on a trusted network)',
-    profile: 'Provider rules to repair for: openai, deepseek, qwen, mistral, moonshot, groq (default openai)',
+    profile: `Provider rules to repair for: ${profileNames.join(', ')} (default openai)`,
     'log-bodies': 'Put request bodies in the log lines (message contents; keys are never logged)',
     'max-body-bytes': `Answer 413 to larger request bodies (default ${DEFAULT_MAX_BODY_BYTES})`,
     'upstream-timeout-ms': `Answer 504 / end the stream when the upstream is silent this long (default ${DEFAULT_UPSTREAM_TIMEOUT_MS})`,
