@@ -31,6 +31,8 @@ export interface Profile {
   strictAlternation?: boolean;
   /** content must be a string or non-empty parts on every message, tool-call turns included. */
   contentAlwaysRequired?: boolean;
+  /** Assistant content must be a string, not an array of parts (Groq, 2024). */
+  assistantContentString?: boolean;
   /** Call ids must be unique across the whole request, not only within one message. */
   uniqueIdsAcrossRequest: boolean;
   /** Whether thinking mode applies when the caller does not say; `model` is the request's model, if known. */
@@ -153,6 +155,9 @@ const groq: Profile = {
   rules: [...pairing, rules.toolCallsEmpty, rules.toolCallMalformed, rules.contentNull, rules.roleUnknown, rules.unknownMessageField, rules.emptyMessages],
   roles: new Set(['system', 'user', 'assistant', 'tool']),
   fields: { system: groqFields([]), user: groqFields([]), assistant: groqFields(['tool_calls']), tool: groqFields(['tool_call_id']) },
+  // CATALOGUE groq/content-null: null content on a replayed tool-call turn was rejected (2024; may be historical, '' is safe).
+  contentAlwaysRequired: true,
+  assistantContentString: true,
   uniqueIdsAcrossRequest: false,
   thinkingByDefault: () => false,
   errorResponse: (violation) => openaiError(violation, 'messages', violation.rule === 'unknown-message-field' ? 'invalid_request_error' : null),

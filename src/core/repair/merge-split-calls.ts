@@ -37,6 +37,7 @@ export function mergeSplitCalls(entries: Entry[], context: RepairContext, copied
       }
       context.note({ kind: 'parallel-calls-merged', index: (entries[cursor] as Entry).origin, detail: `its ${(other.tool_calls ?? []).length} call(s) merged into the assistant message at input index ${entry.origin}, whose results follow them` });
     }
+    context.note({ kind: 'parallel-calls-merged', index: entry.origin, detail: `received the calls of the assistant message(s) after it, up to input index ${(entries[end] as Entry).origin}` });
     out.push(entry);
     index = end;
   }

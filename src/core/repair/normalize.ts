@@ -1,4 +1,4 @@
-import { isMessage, type Message, type ToolCall } from '../messages.js';
+import { isMessage, textOf, type Message, type ToolCall } from '../messages.js';
 import { isJsonObjectText, isToolCallMalformed } from '../tool-call-shape.js';
 import { copyOf, type Entry, type RepairContext } from './context.js';
 
@@ -45,6 +45,10 @@ function normalizeAssistant(entry: Entry, context: RepairContext, copied: WeakSe
     copyOf(entry, copied).content = '';
     context.note({ kind: 'content-filled', index: origin, detail: `${context.profile.name} needs string content beside tool_calls; ${preview(message.content)} sent as ''` });
   }
+  if (context.profile.assistantContentString === true && Array.isArray(message.content) && message.content.every((part) => part?.type === 'text')) {
+    copyOf(entry, copied).content = textOf(message.content);
+    context.note({ kind: 'content-filled', index: origin, detail: `${context.profile.name} needs assistant content as a string; the text parts were joined` });
+  }
   if ('tool_calls' in message && (!Array.isArray(message.tool_calls) || message.tool_calls.length === 0)) {
     const copy = copyOf(entry, copied);
     delete copy.tool_calls;
@@ -62,6 +66,13 @@ function normalizeAssistant(entry: Entry, context: RepairContext, copied: WeakSe
       fixed = { ...rest, type: typeof rest['type'] === 'string' ? (rest['type'] as string) : 'function', function: { name: name as string, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) } };
       context.note({ kind: 'tool-call-rebuilt', index: origin, ...(typeof call.id === 'string' ? { toolCallId: call.id } : {}), detail: `call ${position} had name/arguments outside its function object; rebuilt` });
     }
+    if (fixed === undefined && isToolCallMalformed(call)) {
+      // No name anywhere: no provider can take it and nothing can rebuild it. Its result, if any, is kept as text.
+      newCalls ??= calls.slice();
+      newCalls[position] = UNUSABLE;
+      context.note({ kind: 'call-stripped', index: origin, ...(typeof call?.id === 'string' ? { toolCallId: call.id } : {}), detail: `call ${position} has no function name (${preview(call)}); removed` });
+      continue;
+    }
     const current = fixed ?? call;
     const args = current?.function?.arguments;
     if (context.enforces('tool-call-arguments-invalid-json') && current?.function !== undefined && args !== undefined && (typeof args !== 'string' || !isJsonObjectText(args))) {
@@ -74,9 +85,16 @@ function normalizeAssistant(entry: Entry, context: RepairContext, copied: WeakSe
       newCalls[position] = fixed;
     }
   }
-  if (newCalls !== undefined) copyOf(entry, copied).tool_calls = newCalls;
+  if (newCalls !== undefined) {
+    const kept = newCalls.filter((call) => call !== UNUSABLE);
+    const copy = copyOf(entry, copied);
+    if (kept.length > 0) copy.tool_calls = kept;
+    else delete copy.tool_calls;
+  }
   removeDuplicatedToolUseParts(entry, context, copied);
 }
+
+const UNUSABLE: ToolCall = Object.freeze({});
 
 /** '' becomes {}; anything else is kept whole inside an object, so nothing of it is lost. */
 function repairArguments(args: unknown): string {

@@ -135,7 +135,11 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     const result = entries[cursor] as Entry;
     if (result.message.tool_call_id !== slot.id) {
       copyOf(result, copied).tool_call_id = slot.id;
-      if (slot.original === '') context.note({ kind: 'id-generated', index: result.origin, toolCallId: slot.id, detail: 'result had no tool_call_id; given its call\'s id' });
+      if (slot.original === '' || result.message.tool_call_id === undefined || result.message.tool_call_id === '') {
+        context.note({ kind: 'id-generated', index: result.origin, toolCallId: slot.id, detail: 'result had no tool_call_id (or its call had no id); given its call\'s id' });
+      } else {
+        context.note({ kind: 'id-remapped', index: result.origin, toolCallId: slot.id, detail: `result's tool_call_id '${slot.original}' renamed with its call's` });
+      }
     }
     out.push(result);
   }

@@ -37,8 +37,25 @@ function foldConsecutive(entries: Entry[], context: RepairContext, copied: WeakS
   for (const entry of entries) {
     const previous = out[out.length - 1];
     const role = entry.message.role;
-    if (previous === undefined || previous.message.role !== role || (role !== 'user' && role !== 'assistant') || hasToolCalls(previous.message) || hasToolCalls(entry.message)) {
+    if (previous === undefined || previous.message.role !== role || (role !== 'user' && role !== 'assistant') || hasToolCalls(previous.message)) {
       out.push(entry);
+      continue;
+    }
+    if (hasToolCalls(entry.message)) {
+      // assistant text, then an assistant with calls: where roles must alternate, the text joins the calls' message.
+      if (!alternate || role !== 'assistant') {
+        out.push(entry);
+        continue;
+      }
+      const merged = copyOf(entry, copied);
+      const before = textOf(previous.message.content);
+      merged.content = isEmptyContent(entry.message.content) ? before : `${before}\n\n${textOf(entry.message.content)}`;
+      if (typeof previous.message.reasoning_content === 'string' && previous.message.reasoning_content !== '') {
+        merged.reasoning_content = typeof entry.message.reasoning_content === 'string' && entry.message.reasoning_content !== '' ? `${previous.message.reasoning_content}\n${entry.message.reasoning_content}` : previous.message.reasoning_content;
+      }
+      out[out.length - 1] = entry;
+      context.note({ kind: 'messages-merged', index: previous.origin, detail: `assistant text merged into the assistant message with calls after it (input index ${entry.origin}): the provider needs alternating roles` });
+      context.note({ kind: 'messages-merged', index: entry.origin, detail: `received the text of the assistant message at input index ${previous.origin}, which preceded it` });
       continue;
     }
     if (role === 'user' && isSameUserMessage(previous.message.content, entry.message.content)) {
@@ -52,6 +69,7 @@ function foldConsecutive(entries: Entry[], context: RepairContext, copied: WeakS
     const merged = copyOf(previous, copied);
     merged.content = `${textOf(previous.message.content)}\n\n${textOf(entry.message.content)}`;
     context.note({ kind: 'messages-merged', index: entry.origin, detail: `${role} message merged into the ${role} message before it (input index ${previous.origin}): the provider needs alternating roles` });
+    context.note({ kind: 'messages-merged', index: previous.origin, detail: `received the text of the ${role} message at input index ${entry.origin}, which followed it` });
   }
   return out;
 }
@@ -129,6 +147,7 @@ function hoistSystemMessages(entries: Entry[], context: RepairContext, copied: W
   if (later.length > 0) {
     copyOf(head, copied).content = [textOf(head.message.content), ...later.map((entry) => textOf(entry.message.content))].join('\n\n');
     for (const entry of later) context.note({ kind: 'system-moved-to-start', index: entry.origin, detail: `system message merged into the leading system message (input index ${head.origin}): the provider takes system text only there` });
+    context.note({ kind: 'system-moved-to-start', index: head.origin, detail: `received the text of the later system message(s) at input index ${later.map((entry) => entry.origin).join(', ')}` });
   }
   return rest;
 }

@@ -17,6 +17,10 @@ export const contentNull: Rule = {
     groq: (f) => `'messages.${f.index}' : for 'role:${String(f.facts?.['role'] ?? 'assistant')}' the following must be satisfied[('messages.${f.index}.content' : value must be a string)]`,
   },
   visit(message, index, context) {
+    if (context.profile.assistantContentString === true && message.role === 'assistant' && Array.isArray(message.content)) {
+      context.report({ rule: 'content-null', index, facts: { role: message.role } });
+      return;
+    }
     if (message.content !== null && message.content !== undefined) return;
     if (message.role === 'assistant' && (hasToolCalls(message) || 'function_call' in message) && context.profile.contentAlwaysRequired !== true) return;
     context.report({ rule: 'content-null', index, facts: { role: message.role } });
