@@ -10,4 +10,5 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
   proxy: { summary: 'Run an OpenAI-compatible proxy that repairs chat requests on their way to the provider', load: async () => (await import('./commands/proxy.js')).proxyCommand },
   emulate: { summary: 'Run a strict provider emulator on loopback: checks every request, answers from a script', load: async () => (await import('./commands/emulate.js')).emulateCommand },
   chat: { summary: 'A terminal agent for DeepSeek or any OpenAI-compatible model, whose sessions never get stuck', load: async () => (await import('./commands/chat.js')).chatCommand },
+  convert: { summary: 'Convert a history between .json, .jsonl and .md session transcripts', load: async () => (await import('./commands/convert.js')).convertCommand },
 };
