@@ -25,8 +25,8 @@ export function explainNetworkErrors(base: typeof fetch): typeof fetch {
       if (error instanceof Error && error.name === 'AbortError') throw error;
       if (init?.signal?.aborted === true) throw error;
       const url = input instanceof Request ? input.url : String(input);
-      const explained = new Error(`cannot reach ${originOf(url)} (${reasonOf(error)})`, { cause: error });
-      throw explained;
+      // No `cause`: the runner appends a cause's message, and undici's is the unhelpful `fetch failed`.
+      throw new Error(`cannot reach ${originOf(url)} (${reasonOf(error)})`);
     }
   };
 }
@@ -38,7 +38,9 @@ function reasonOf(error: unknown): string {
     if (typeof code === 'string') return REASONS[code] ?? code;
     current = (current as { cause?: unknown }).cause;
   }
-  return error instanceof Error ? error.message : String(error);
+  let innermost: unknown = error;
+  while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
+  return innermost instanceof Error ? innermost.message : String(innermost);
 }
 
 function originOf(url: string): string {

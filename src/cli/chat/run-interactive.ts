@@ -35,7 +35,15 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
 
   let pendingAnswer: ((line: string) => void) | undefined;
   let allowAllChanges = context.yes;
-  const confirm: Confirm = (request, signal) =>
+  // Tools of one block run in parallel: their questions are asked one after another.
+  let questions: Promise<unknown> = Promise.resolve();
+  const confirm: Confirm = (request, signal) => {
+    // The runner starts a block's tools before it reports their calls: let those lines print first.
+    const asked = questions.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => ask(request, signal));
+    questions = asked.catch(() => undefined);
+    return asked;
+  };
+  const ask: Confirm = (request, signal) =>
     new Promise<boolean>((resolve) => {
       if (allowAllChanges) {
         resolve(true);

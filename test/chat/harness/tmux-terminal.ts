@@ -48,7 +48,7 @@ export async function openTmuxTerminal(options: { command: string; cwd: string; 
     },
     screen,
     async waitFor(pattern, waitOptions = {}) {
-      const deadline = Date.now() + (waitOptions.timeoutMs ?? 20_000);
+      const deadline = Date.now() + (waitOptions.timeoutMs ?? 10_000);
       let last = '';
       for (;;) {
         last = await screen();

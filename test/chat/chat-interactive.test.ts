@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { access, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { check } from '../../src/core/index.js';
+import { createEmulator } from '../../src/emulator/index.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { createTranscriptStore } from '../../src/session/index.js';
+import { cleanEnv, NODE_ARGS } from './harness/run-chat-binary.js';
+import { hasTmux, openTmuxTerminal } from './harness/tmux-terminal.js';
+
+let cwd: string;
+let emulator: Emulator;
+let server: { url: string; close(): Promise<void> };
+
+before(async () => {
+  cwd = await mkdtemp(join(tmpdir(), 'unstuck-chat-tty-'));
+  emulator = createEmulator({
+    profile: 'deepseek',
+    script: [
+      { text: 'Hello! Ask me anything.', stream: { chunkSize: 4, delayMs: 5 } },
+      { toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command: 'sleep 1 && touch late.txt' }) }] },
+      { text: 'Still here after the abort.' },
+    ],
+  });
+  server = await emulator.listen();
+});
+
+after(async () => {
+  await server.close();
+  await rm(cwd, { recursive: true, force: true });
+});
+
+const command = (args: string[]): string => [process.execPath, ...NODE_ARGS, 'chat', ...args].map((part) => `'${part}'`).join(' ');
+
+describe('unstuck chat in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux is not installed (apt-get install tmux)' }, () => {
+  it('runs a turn, aborts a turn in the middle of a tool with Ctrl-C, and resumes the session intact', async () => {
+    const env = cleanEnv({ OPENAI_API_KEY: 'sk-test', TERM: 'xterm-256color', NO_COLOR: '1' });
+    const first = await openTmuxTerminal({ command: command(['--base-url', server.url, '--profile', 'deepseek']), cwd, env });
+    let sessionId: string;
+    let abortedAt = 0;
+    try {
+      const opening = await first.waitFor(/new session (\S+) · deepseek-chat at http/);
+      sessionId = /new session (\S+) ·/.exec(opening)?.[1] ?? '';
+      await first.waitFor(/^>$/m);
+
+      await first.type('hello');
+      await first.waitFor(/Hello! Ask me anything\.\n>$/);
+
+      await first.type('run the slow thing');
+      await first.waitFor(/Allow run_command: run: sleep 1 && touch late\.txt\? \[y\]es \/ \[n\]o \/ \[a\]lways$/);
+      await first.type('y');
+      await first.waitFor(/running run_command/);
+      await first.keys('C-c');
+      abortedAt = Date.now();
+      const aborted = await first.waitFor(/\(turn aborted; the session is kept\)\n>$/);
+      assert.match(aborted, /\[failed\] run_command: cancelled: the turn was aborted/);
+
+      // Idle: the first Ctrl-C only says how to leave, the second leaves.
+      await first.keys('C-c');
+      await first.waitFor(/press Ctrl-C again to leave/);
+      await first.keys('C-c');
+      await first.waitFor(/\[exited 130\]/);
+    } finally {
+      await first.close();
+    }
+
+    // The session on disk is whole: the aborted call has its (cancelled) result and nothing is invalid.
+    const stored = await createTranscriptStore(join(cwd, '.unstuck', 'sessions', `${sessionId}.md`)).load();
+    assert.deepEqual(stored.problems, []);
+    assert.deepEqual(check(stored.messages, { profile: 'deepseek', model: 'deepseek-chat' }), []);
+    assert.deepEqual(stored.messages.map((message) => message.role), ['user', 'assistant', 'user', 'assistant', 'tool']);
+
+    const second = await openTmuxTerminal({ command: command(['--base-url', server.url, '--profile', 'deepseek', '--resume']), cwd, env });
+    try {
+      await second.waitFor(new RegExp(`resumed session ${sessionId} \\(5 messages\\)`));
+      await second.waitFor(/^>$/m);
+      await second.type('are you there?');
+      await second.waitFor(/Still here after the abort\.\n>$/);
+      await second.type('/sessions');
+      await second.waitFor(new RegExp(`\\* ${sessionId}  `));
+      await second.type('/exit');
+      await second.waitFor(/\[exited 0\]/);
+    } finally {
+      await second.close();
+    }
+
+    assert.deepEqual(emulator.requests.map((request) => request.status), [200, 200, 200]);
+    const last = emulator.requests[2]?.body as { messages: { role: string; content: string }[] };
+    assert.deepEqual(last.messages.map((message) => message.role), ['system', 'user', 'assistant', 'user', 'assistant', 'tool', 'user']);
+    // The aborted command was stopped with the turn: well after it would have, it has not written its file.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, abortedAt + 1500 - Date.now())));
+    await assert.rejects(access(join(cwd, 'late.txt')));
+    assert.deepEqual((await readdir(join(cwd, '.unstuck', 'sessions'))).filter((name) => name.endsWith('.md')), [`${sessionId}.md`]);
+  });
+});
