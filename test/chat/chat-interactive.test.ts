@@ -80,6 +80,15 @@ describe('unstuck chat in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux 
       await second.waitFor(/Still here after the abort\.\n>$/);
       await second.type('/sessions');
       await second.waitFor(new RegExp(`\\* ${sessionId}  `));
+      // Input history survives the restart (answers to questions are not in it): Up, Up, Up recalls the first run's prompt.
+      await second.keys('Up', 'Up', 'Up');
+      await second.waitFor(/\n> run the slow thing$/);
+      await second.keys('C-u');
+      await second.type('/new');
+      const fresh = await second.waitFor(/\nnew session (\S+) · \/help for commands\n>$/);
+      assert.notEqual(/\nnew session (\S+) ·/.exec(fresh)?.[1], sessionId);
+      await second.type(`/resume ${sessionId.slice(0, 15)}`);
+      await second.waitFor(new RegExp(`\\nresumed session ${sessionId} \\(7 messages\\) · /help for commands\\n>$`));
       await second.type('/exit');
       await second.waitFor(/\[exited 0\]/);
     } finally {

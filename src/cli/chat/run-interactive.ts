@@ -171,6 +171,9 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
 
     rl.on('line', (line) => {
       if (pendingAnswer !== undefined) {
+        // An answer to a question is not something to recall with the arrow keys.
+        const history = (rl as unknown as { history?: string[] }).history;
+        if (history?.[0] === line) history.shift();
         pendingAnswer(line);
         return;
       }
