@@ -49,7 +49,7 @@ export function createAgent(options: AgentOptions): Agent {
   let running = false;
   let charsPerToken = 3;
   /** A tool block whose results are not in the history yet: settled with `cancelled` if the turn stops early. */
-  let openBlock: { calls: ToolCall[]; outcomes: ToolOutcome[] } | undefined;
+  let openBlock: { pending: Promise<ToolOutcome>[] } | undefined;
 
   function adopt(result: { messages: Message[]; changed: boolean }): void {
     if (!result.changed) return;
@@ -88,11 +88,9 @@ export function createAgent(options: AgentOptions): Agent {
   /** Leaves the history whole after a turn that stopped anywhere: open block answered, repaired, saved. */
   async function settle(): Promise<void> {
     if (openBlock !== undefined) {
-      const { calls, outcomes } = openBlock;
+      // The turn's signal is aborted by now: calls still running resolve at once as `cancelled`.
+      const outcomes = await Promise.all(openBlock.pending);
       openBlock = undefined;
-      for (const call of calls.slice(outcomes.length)) {
-        outcomes.push({ id: String(call.id), name: call.function?.name ?? '', arguments: call.function?.arguments ?? '', result: CANCELLED, isError: true });
-      }
       history.push(...toolMessages(outcomes));
     }
     adopt(repair(history, repairOptions));
@@ -227,17 +225,19 @@ export function createAgent(options: AgentOptions): Agent {
         return;
       }
 
-      openBlock = { calls, outcomes: [] };
       const pending = startToolBlock(calls, tools, signal);
+      openBlock = { pending };
       for (const call of calls) yield { type: 'tool-call-start', id: String(call.id), name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' };
+      const outcomes: ToolOutcome[] = [];
       for (const result of pending) {
         const outcome = await result;
-        openBlock.outcomes.push(outcome);
+        outcomes.push(outcome);
         yield { type: 'tool-call-end', id: outcome.id, name: outcome.name, result: outcome.result, isError: outcome.isError };
       }
-      history.push(...toolMessages(openBlock.outcomes));
+      openBlock = undefined;
+      history.push(...toolMessages(outcomes));
       // Loop-breaking hints go after the whole block, never between its results.
-      for (const outcome of openBlock.outcomes) {
+      for (const outcome of outcomes) {
         if (!outcome.isError || outcome.result === CANCELLED) {
           failures.set(outcome.name, 0);
           continue;
@@ -246,7 +246,6 @@ export function createAgent(options: AgentOptions): Agent {
         failures.set(outcome.name, count >= hintAfterFailures ? 0 : count);
         if (count >= hintAfterFailures) history.push(loopHint(outcome.name, count));
       }
-      openBlock = undefined;
       await persist();
     }
   }

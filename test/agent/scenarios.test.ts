@@ -109,6 +109,8 @@ describe('an abort in the middle of parallel tools', () => {
     await collect(agent.runTurn('go'), (event) => event.type === 'tool-call-start');
     const saved = await store.current();
     assert.deepEqual(saved.map((message) => message.role), ['user', 'assistant', 'tool', 'tool']);
+    // The tools had finished: their real results are kept, not replaced by synthetic ones.
+    assert.deepEqual(saved.slice(2).map((message) => message.content), ['echo: 1', 'echo: 2']);
     assertValidHistory(saved);
     await nextTurnSucceeds(agent, emulator);
   });
@@ -195,6 +197,10 @@ describe('seed 000: the 3,785-message session with a violation at index 1724', (
     assert.ok(repairEvent.changes.some((change) => change.kind === 'message-moved'));
     assert.deepEqual(emulator.requests.map((request) => request.status), [200]);
     assert.equal(emulator.requests[0]?.body.messages.length, POISONED_LENGTH + 1);
+    // Repaired first, then the user's message added: the first state saved with it is already valid.
+    const first = store.snapshots.find((snapshot) => snapshot.at(-1)?.content === 'where were we?');
+    assert.equal(first?.length, POISONED_LENGTH + 1);
+    assertValidHistory(first!);
     // No message lost: the repair moves the ghosts after the block, it does not drop them.
     const saved = await store.current();
     assert.equal(saved.length, POISONED_LENGTH + 2);
