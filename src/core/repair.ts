@@ -59,12 +59,7 @@ export function repair(input: readonly Message[], options: RepairOptions = {}): 
   const profile = getProfile(options.profile);
   const strongest = options.level === 'strongest';
   const enforced = new Set<string>(profile.rules.map((rule) => rule.id));
-  const taken = new Set<string>();
-  for (const message of input) {
-    if (!isMessage(message)) continue;
-    for (const call of message.tool_calls ?? []) if (typeof call?.id === 'string') taken.add(call.id);
-    if (typeof message.tool_call_id === 'string') taken.add(message.tool_call_id);
-  }
+  let allocate: ((seed: string) => string) | undefined;
   const changes: Change[] = [];
   const context: RepairContext = {
     profile,
@@ -76,7 +71,8 @@ export function repair(input: readonly Message[], options: RepairOptions = {}): 
     enforces: (rule) => (rule === 'roles-not-alternating' ? alternationRequired({ profile, model: options.model }) : enforced.has(rule)),
     changes,
     note: (change) => changes.push(change),
-    newId: createIdAllocator(taken, profile.idPattern),
+    // Most repairs need no new id: collect the ids in use only when the first one is asked for.
+    newId: (seed) => (allocate ??= createIdAllocator(idsIn(input), profile.idPattern))(seed),
   };
   const copied = new WeakSet<Message>();
   let entries = normalizeMessages(input, context, copied);
@@ -86,4 +82,14 @@ export function repair(input: readonly Message[], options: RepairOptions = {}): 
   const messages = entries.map((entry) => entry.message);
   const remaining = check(messages, options).map((violation) => ({ ...violation, why: WHY[violation.rule] ?? 'no repair strategy covers this case' }));
   return { messages, changes, remaining, changed: changes.length > 0 };
+}
+
+function idsIn(input: readonly Message[]): Set<string> {
+  const taken = new Set<string>();
+  for (const message of input) {
+    if (!isMessage(message)) continue;
+    for (const call of message.tool_calls ?? []) if (typeof call?.id === 'string') taken.add(call.id);
+    if (typeof message.tool_call_id === 'string') taken.add(message.tool_call_id);
+  }
+  return taken;
 }
