@@ -83,3 +83,25 @@ describe('the chat renderer', () => {
     assert.equal(colorWanted({ isTTY: false }, {}), false);
   });
 });
+
+describe('the chat renderer while a question waits', () => {
+  it('keeps tool lines back until the answer, then says what still runs', () => {
+    let text = '';
+    const writer = { write: (chunk: string) => (text += chunk) };
+    const labels: string[] = [];
+    const spinner = { start: (label: string) => void labels.push(label), stop: () => undefined, running: false };
+    const renderer = createChatRenderer({ answer: writer, notes: writer, style: createTerminalStyle(false), spinner, reasoning: true, fancy: false });
+    renderer.handle({ type: 'tool-call-start', id: 'a', name: 'read_file', arguments: '{}' });
+    renderer.handle({ type: 'tool-call-start', id: 'b', name: 'write_file', arguments: '{}' });
+    renderer.hold();
+    writer.write('Allow write_file? ');
+    renderer.handle({ type: 'tool-call-end', id: 'a', name: 'read_file', result: 'x', isError: false });
+    assert.equal(text, '[tool] read_file\n[tool] write_file\nAllow write_file? ');
+    writer.write('y\n');
+    renderer.release();
+    assert.equal(text, '[tool] read_file\n[tool] write_file\nAllow write_file? y\n  [done] read_file: x\n');
+    assert.deepEqual(labels, ['running read_file', 'running read_file, write_file', 'running write_file']);
+    renderer.handle({ type: 'tool-call-end', id: 'b', name: 'write_file', result: 'ok', isError: false });
+    assert.equal(labels.at(-1), 'waiting for the model');
+  });
+});

@@ -11,6 +11,9 @@ export interface ChatRenderer {
   waiting(label?: string): void;
   /** Stops the spinner, e.g. before asking a question. */
   pause(): void;
+  /** While a question waits for its answer, lines are kept back (and the spinner stays off); `release` prints them. */
+  hold(): void;
+  release(): void;
   handle(event: AgentEvent): void;
   /** A line of the chat's own (not the model's), such as a command's answer. */
   note(text: string): void;
@@ -27,6 +30,20 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
   let answerAtLineStart = true;
   let notesAtLineStart = true;
   const shared = answer === notes;
+  /** Tool calls started and not yet ended, by id: the spinner says which are still running. */
+  const running = new Map<string, string>();
+  let held: (() => void)[] | undefined;
+  const later = (work: () => void): boolean => {
+    if (held === undefined) return false;
+    held.push(work);
+    return true;
+  };
+  const spin = (label: string): void => {
+    if (held === undefined) spinner.start(label);
+  };
+  const afterTools = (): void => {
+    spin(running.size === 0 ? 'waiting for the model' : `running ${[...new Set(running.values())].join(', ')}`);
+  };
 
   const endBlock = (): void => {
     spinner.stop();
@@ -42,6 +59,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
     mode = 'idle';
   };
   const line = (text: string): void => {
+    if (later(() => line(text))) return;
     endBlock();
     notes.write(`${text}\n`);
     notesAtLineStart = true;
@@ -50,10 +68,20 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
 
   return {
     waiting(label = 'waiting for the model') {
-      if (mode === 'idle') spinner.start(label);
+      if (mode === 'idle') spin(label);
     },
     pause() {
       spinner.stop();
+    },
+    hold() {
+      spinner.stop();
+      held ??= [];
+    },
+    release() {
+      const queued = held ?? [];
+      held = undefined;
+      for (const work of queued) work();
+      if (mode === 'idle') afterTools();
     },
     note(text) {
       line(text);
@@ -82,31 +110,34 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           return;
         }
         case 'tool-call-start':
+          running.set(event.id, event.name);
           line(style.cyan(`${fancy ? '⚙' : '[tool]'} ${event.name} ${summarizeArguments(event.arguments)}`.trimEnd()));
-          spinner.start(`running ${event.name}`);
+          afterTools();
           return;
         case 'tool-call-end': {
+          running.delete(event.id);
           const first = firstLine(event.result);
           if (event.isError) line(style.red(`  ${fancy ? '✗' : '[failed]'} ${event.name}: ${first}`));
           else line(style.dim(`  ${fancy ? '✓' : '[done]'} ${event.name}: ${describeResult(event.result)}`));
-          spinner.start('waiting for the model');
+          afterTools();
           return;
         }
         case 'retry':
           line(style.yellow(`retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt}): ${event.reason}`));
-          spinner.start('waiting for the model');
+          spin('waiting for the model');
           return;
         case 'repair':
           for (const text of describeChanges('repaired the history before sending', event.changes)) line(style.yellow(text));
           return;
         case 'compact':
           line(style.dim(`(${event.omittedMessages} older messages left out of this request to fit the context window, about ${event.estimatedTokens} tokens sent)`));
-          spinner.start('waiting for the model');
+          spin('waiting for the model');
           return;
         case 'error':
           line(style.red(`error: ${event.message}`));
           return;
         case 'turn-end':
+          running.clear();
           endBlock();
           if (event.reason === 'aborted') line(style.yellow('(turn aborted; the session is kept)'));
           return;

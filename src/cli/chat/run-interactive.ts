@@ -53,7 +53,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
         resolve(false);
         return;
       }
-      renderer.pause();
+      renderer.hold();
       out.write(style.yellow(`Allow ${request.tool}: ${request.action}? [y]es / [n]o / [a]lways `));
       const onAbort = (): void => answer('');
       const answer = (line: string): void => {
@@ -62,7 +62,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
         const word = line.trim().toLowerCase();
         if (word === 'a' || word === 'always') allowAllChanges = true;
         resolve(word === 'y' || word === 'yes' || allowAllChanges);
-        renderer.waiting(`running ${request.tool}`);
+        renderer.release();
       };
       pendingAnswer = answer;
       signal.addEventListener('abort', onAbort, { once: true });
