@@ -107,6 +107,34 @@ describe('unstuck chat -p (the real binary against the emulator)', () => {
     assert.deepEqual(stored.messages.slice(-2).map((message) => message.content), ['Are we unstuck?', '好']);
   });
 
+  it('opens a damaged session file, says what it could not read and what it repaired, and answers', async () => {
+    const dir = join(cwd, 'damaged');
+    await mkdir(join(dir, '.unstuck', 'sessions'), { recursive: true });
+    const text = formatTranscript([
+      { role: 'user', content: 'read a.txt' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] },
+      { role: 'tool', tool_call_id: 'call_a', content: 'alpha' },
+      { role: 'assistant', content: 'It says alpha.' },
+    ]);
+    // A disk or an editor mangled the marker that holds the tool result.
+    const lines = text.split('\n');
+    const damagedLine = lines.findIndex((line, index) => index > 0 && line.startsWith('<!-- nf-msg ') && Buffer.from(line.slice(12, -4), 'base64').toString('utf8').includes('"tool"'));
+    assert.ok(damagedLine > 0);
+    lines[damagedLine] = '<!-- nf-msg eyJyb2xlIjoidG9vbCIsInRvb2xfY2FsbF9p -->';
+    await writeFile(join(dir, '.unstuck', 'sessions', 'damaged.md'), lines.join('\n'));
+
+    await withEmulator({ profile: 'deepseek', script: [{ text: 'Still works.' }] }, async (url, emulator) => {
+      const result = await runChatBinary(['chat', '--resume', '--base-url', url, '--profile', 'deepseek', '-p', 'again?'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, 'Still works.\n');
+      const stderr = result.stderr.split('\n');
+      assert.match(stderr[0] ?? '', new RegExp(`^unstuck chat: \\.unstuck/sessions/damaged\\.md:${damagedLine + 1}: `));
+      assert.ok(stderr.some((line) => /^unstuck chat: session damaged was repaired: \d+ changes?$/.test(line)), result.stderr);
+      assert.ok(stderr.some((line) => /^ {2}- message 1: result-synthesized: /.test(line)), result.stderr);
+      assert.deepEqual(emulator.requests.map((request) => request.status), [200]);
+    });
+  });
+
   it('gives one clear line and exit 2 when there is no key', async () => {
     const result = await runChatBinary(['chat', '-p', 'hi'], { cwd, env: cleanEnv({}) });
     assert.equal(result.code, 2);

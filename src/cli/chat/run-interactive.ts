@@ -88,7 +88,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
     removeHistoryDuplicates: true,
     prompt: style.bold('> '),
   });
-  announce(renderer, style, current, input.session.kind === 'resume', `${config.model} at ${config.baseURL}`);
+  announce(renderer, style, current, input.session.kind === 'resume', `${config.model} at ${config.baseURL}`, io.cwd);
 
   return await new Promise<number>((resolveExit) => {
     let turn: { controller: AbortController; done: Promise<void> } | undefined;
@@ -135,7 +135,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
       const next = await open(choice);
       await current.store.close().catch(() => undefined);
       current = next;
-      announce(renderer, style, current, choice.kind === 'resume', undefined);
+      announce(renderer, style, current, choice.kind === 'resume', undefined, io.cwd);
     };
 
     const command = async (line: string): Promise<void> => {
@@ -227,11 +227,11 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
   });
 }
 
-function announce(renderer: ChatRenderer, style: TerminalStyle, session: OpenedSession, resumed: boolean, where: string | undefined): void {
+function announce(renderer: ChatRenderer, style: TerminalStyle, session: OpenedSession, resumed: boolean, where: string | undefined, cwd: string): void {
   const count = session.agent.messages.length;
   const head = resumed ? `resumed session ${session.id} (${count} messages)` : `new session ${session.id}`;
   renderer.note(style.dim(`${head}${where === undefined ? '' : ` · ${where}`} · /help for commands`));
-  for (const line of describeOpenedSession(session)) renderer.note(style.yellow(line));
+  for (const line of describeOpenedSession(session, cwd)) renderer.note(style.yellow(line));
 }
 
 function formatBytes(bytes: number): string {

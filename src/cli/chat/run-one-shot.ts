@@ -39,7 +39,7 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
   const renderer = input.json
     ? undefined
     : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled });
-  if (renderer !== undefined) for (const line of describeOpenedSession(session)) renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);
+  if (renderer !== undefined) for (const line of describeOpenedSession(session, io.cwd)) renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);
 
   const controller = new AbortController();
   const onStop = (): void => controller.abort();
@@ -103,7 +103,7 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
       answer,
       ...(reasoning === '' ? {} : { reasoning }),
       toolCalls,
-      opened: { repairs: session.changes, problems: session.problems.map(formatProblem) },
+      opened: { repairs: session.changes, problems: session.problems.map((problem) => formatProblem(problem, io.cwd)) },
       repairs,
       ...(errors.length === 0 ? {} : { error: errors.join('; ') }),
       ...(endedWith?.usage === undefined ? {} : { usage: endedWith.usage }),
