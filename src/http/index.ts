@@ -1,10 +1,10 @@
 export { createSanitizingFetch } from './create-sanitizing-fetch.js';
 export type { RepairEvent, SanitizingFetchOptions } from './create-sanitizing-fetch.js';
 export { createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS } from './create-proxy-handler.js';
-export type { ProxyHandler, ProxyHandlerOptions, ProxyLogEntry } from './create-proxy-handler.js';
+export type { ProxyHandler, ProxyHandlerOptions, ProxyLogEntry, ProxyRequest } from './create-proxy-handler.js';
 export { createProxyMetrics } from './proxy-metrics.js';
 export type { ProxyMetrics } from './proxy-metrics.js';
-export { serveProxy } from './serve-proxy.js';
-export type { ServeOptions, ServingProxy } from './serve-proxy.js';
+export { createNodeFetch, serveProxy } from './node-http-adapter.js';
+export type { ServeOptions, ServingProxy } from './node-http-adapter.js';
 export { isChatCompletionsPath } from './is-chat-completions-path.js';
 export type { RepairPolicy } from './sanitize-chat-body.js';

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
 import { readLimitedBody } from '../../src/http/read-limited-body.js';
-import { serveProxy } from '../../src/http/serve-proxy.js';
+import { createNodeFetch, serveProxy } from '../../src/http/node-http-adapter.js';
 
 test('binds 127.0.0.1 by default and carries method, path, query, headers and body both ways', async (t) => {
   const server = await serveProxy(async (request) => {
-    const body = await request.text();
+    const body = await new Response(request.body).text();
     const headers = new Headers([['content-type', 'application/json'], ['set-cookie', 'a=1'], ['set-cookie', 'b=2']]);
     return new Response(JSON.stringify({ method: request.method, url: request.url, auth: request.headers.get('authorization'), body }), { status: 201, headers });
   }, { port: 0 });
@@ -69,9 +69,13 @@ test('a client that leaves cancels the response body, so the upstream read stops
   let cancelled: () => void = () => undefined;
   const wasCancelled = new Promise<void>((resolve) => (cancelled = resolve));
   const server = await serveProxy(async () => {
+    let open = true;
     const body = new ReadableStream<Uint8Array>({
-      pull: (controller) => new Promise((resolve) => setTimeout(() => resolve(controller.enqueue(new Uint8Array(1024))), 5)),
-      cancel: () => cancelled(),
+      pull: (controller) => new Promise((resolve) => setTimeout(() => resolve(open ? controller.enqueue(new Uint8Array(1024)) : undefined), 5)),
+      cancel: () => {
+        open = false;
+        cancelled();
+      },
     });
     return new Response(body);
   }, { port: 0 });
@@ -101,4 +105,68 @@ test('a handler that refuses a large body still gets its 413 to the client', asy
     request.end();
   });
   assert.equal(status, 413);
+});
+
+// --- createNodeFetch: the upstream side --------------------------------------------------------
+
+test('createNodeFetch sends method, path, headers and body, and asks for an uncompressed answer', async (t) => {
+  const server = await serveProxy(async (request) => Response.json({ method: request.method, path: new URL(request.url).pathname, auth: request.headers.get('authorization'), encoding: request.headers.get('accept-encoding'), body: await new Response(request.body).text() }, { status: 201, headers: { 'x-upstream': 'yes' } }), { port: 0 });
+  t.after(() => server.close());
+  const nodeFetch = createNodeFetch();
+  const response = await nodeFetch(`${server.url}/v1/chat/completions?x=1`, { method: 'POST', headers: { authorization: 'Bearer k', 'accept-encoding': 'gzip, br' }, body: new TextEncoder().encode('{"a":1}') });
+  assert.equal(response.status, 201);
+  assert.equal(response.headers.get('x-upstream'), 'yes');
+  assert.deepEqual(await response.json(), { method: 'POST', path: '/v1/chat/completions', auth: 'Bearer k', encoding: 'identity', body: '{"a":1}' });
+});
+
+test('createNodeFetch: a refused connection rejects like fetch (TypeError with the cause code)', async () => {
+  const closed = await serveProxy(async () => new Response(''), { port: 0 });
+  await closed.close();
+  await assert.rejects(createNodeFetch()(`${closed.url}/x`), (error: unknown) => error instanceof TypeError && (error.cause as { code?: string }).code === 'ECONNREFUSED');
+});
+
+test('createNodeFetch: an abort before the answer rejects with the reason; after it, the body errors', async (t) => {
+  let release: () => void = () => undefined;
+  const server = await serveProxy(async (request) => {
+    if (new URL(request.url).pathname === '/slow') await new Promise<void>((resolve) => (release = resolve));
+    let cancelled = false;
+    return new Response(
+      new ReadableStream({
+        pull: (controller) => new Promise((resolve) => setTimeout(() => resolve(cancelled ? undefined : controller.enqueue(new Uint8Array(8))), 10)),
+        cancel: () => void (cancelled = true),
+      }),
+    );
+  }, { port: 0 });
+  t.after(() => {
+    release();
+    return server.close();
+  });
+  const nodeFetch = createNodeFetch();
+  const early = new AbortController();
+  const pending = nodeFetch(`${server.url}/slow`, { signal: early.signal });
+  setTimeout(() => early.abort(new Error('gave up')), 20);
+  await assert.rejects(pending, /gave up/);
+  const late = new AbortController();
+  const response = await nodeFetch(`${server.url}/stream`, { signal: late.signal });
+  const reader = response.body!.getReader();
+  await reader.read();
+  late.abort(new Error('client left'));
+  await assert.rejects(async () => {
+    for (;;) if ((await reader.read()).done) break;
+  });
+});
+
+test('createNodeFetch: a response cut off mid-body errors the body stream; a 204 has no body', async (t) => {
+  const server = await serveProxy(async (request) => {
+    if (new URL(request.url).pathname === '/empty') return new Response(null, { status: 204 });
+    let sent = 0;
+    return new Response(new ReadableStream({ pull: (controller) => (sent++ < 2 ? controller.enqueue(new Uint8Array(4)) : controller.error(new Error('reset'))) }));
+  }, { port: 0 });
+  t.after(() => server.close());
+  const nodeFetch = createNodeFetch();
+  const empty = await nodeFetch(`${server.url}/empty`);
+  assert.equal(empty.status, 204);
+  assert.equal(empty.body, null);
+  const cut = await nodeFetch(`${server.url}/cut`);
+  await assert.rejects(cut.arrayBuffer());
 });

@@ -9,7 +9,7 @@ import type { Message, ProfileName } from '../../src/core/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { Step } from '../../src/emulator/index.js';
 import type { ProxyHandlerOptions, ProxyLogEntry } from '../../src/http/index.js';
-import { createProxyHandler, serveProxy } from '../../src/http/index.js';
+import { createNodeFetch, createProxyHandler, serveProxy } from '../../src/http/index.js';
 
 /** Real sockets on 127.0.0.1: the emulator listening as the upstream, the proxy in front of it, real clients. */
 
@@ -23,7 +23,7 @@ async function stack(options: { profile?: ProfileName; script?: Step[]; proxy?: 
   const upstream = await emulator.listen();
   closers.push(upstream.close);
   const logs: ProxyLogEntry[] = [];
-  const handler = createProxyHandler({ upstream: upstream.url, log: (entry) => logs.push(entry), ...(options.profile === undefined ? {} : { profile: options.profile }), ...options.proxy });
+  const handler = createProxyHandler({ upstream: upstream.url, fetch: createNodeFetch(), log: (entry) => logs.push(entry), ...(options.profile === undefined ? {} : { profile: options.profile }), ...options.proxy });
   const proxy = await serveProxy(handler, { port: 0 });
   closers.push(proxy.close);
   const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
@@ -156,7 +156,7 @@ test('a silent upstream times out with a 504 the SDK can read, without hanging',
 test('an unreachable upstream is a 502 the SDK reads as an OpenAI error', async () => {
   const closed = await serveProxy(async () => new Response(''), { port: 0 });
   await closed.close(); // a port that was just free again: connection refused
-  const proxy = await serveProxy(createProxyHandler({ upstream: closed.url }), { port: 0 });
+  const proxy = await serveProxy(createProxyHandler({ upstream: closed.url, fetch: createNodeFetch() }), { port: 0 });
   closers.push(proxy.close);
   const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
   await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: hello }), (error: unknown) => {

@@ -1,6 +1,6 @@
 import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
 import type { ProfileName } from '../../core/index.js';
-import { createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS, serveProxy } from '../../http/index.js';
+import { createNodeFetch, createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS, serveProxy } from '../../http/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 
@@ -37,6 +37,7 @@ export const proxyCommand: Command = {
 
     const handler = createProxyHandler({
       upstream: upstream.href,
+      fetch: createNodeFetch(),
       maxBodyBytes,
       upstreamTimeoutMs,
       logBodies: values['log-bodies'] === true,

@@ -1,0 +1,119 @@
+import { once } from 'node:events';
+import { createServer, request as httpRequest, Agent } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Shared by the http bench and the load script: a minimal upstream, a baseline proxy, bodies, a keep-alive client. */
+
+export interface Served {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function listen(server: ReturnType<typeof createServer>): Promise<Served> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      const closed = once(server, 'close');
+      server.close();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+const COMPLETION = JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion', created: 0, model: 'bench', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] });
+
+/**
+ * The fastest upstream we can write: reads the body, answers a fixed completion; with
+ * `stream: true` in the URL query (`?sse=1`) it sends one SSE event at once and the rest after
+ * `sseGapMs`, so the time to the first byte can be measured.
+ */
+export function startUpstream(options: { sseGapMs?: number } = {}): Promise<Served> {
+  const server = createServer((incoming, outgoing) => {
+    incoming.resume();
+    incoming.on('end', () => {
+      if (incoming.url?.includes('sse=1')) {
+        outgoing.writeHead(200, { 'content-type': 'text/event-stream' });
+        outgoing.write('data: {"choices":[{"delta":{"content":"first"}}]}\n\n');
+        setTimeout(() => outgoing.end('data: [DONE]\n\n'), options.sseGapMs ?? 20);
+        return;
+      }
+      outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(COMPLETION) });
+      outgoing.end(COMPLETION);
+    });
+  });
+  return listen(server);
+}
+
+/** The baseline: a minimal Node pass-through proxy (pipe in, pipe out, keep-alive to the upstream, no parsing). */
+export function startBaselineProxy(upstream: string): Promise<Served> {
+  const target = new URL(upstream);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const server = createServer((incoming, outgoing) => {
+    const headers = { ...incoming.headers };
+    delete headers.host;
+    delete headers.connection;
+    const forwarded = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers, agent }, (response) => {
+      outgoing.writeHead(response.statusCode ?? 502, response.headers);
+      response.pipe(outgoing);
+    });
+    forwarded.on('error', () => outgoing.destroy());
+    incoming.pipe(forwarded);
+  });
+  return listen(server);
+}
+
+/** A 10-message tool-calling history: the common small request. */
+export function smallBody(): string {
+  const messages: unknown[] = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'Fix the failing test in src/app.ts' }];
+  for (let turn = 0; turn < 4; turn += 1) {
+    const id = `call_${turn}`;
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/file-${turn}.ts"}` } }] });
+    messages.push({ role: 'tool', tool_call_id: id, content: `export const value${turn} = ${turn};\n` });
+  }
+  return JSON.stringify({ model: 'deepseek-chat', messages: messages.slice(0, 10) });
+}
+
+/** A long agent session of about 1 MB (the size of the seed sessions): many read/edit tool turns. */
+export function largeBody(targetBytes = 1_000_000): string {
+  const messages: unknown[] = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'Refactor the whole project.' }];
+  const file = 'export function compute(input: number): number {\n  return input * 2 + 1;\n}\n'.repeat(12);
+  let size = 0;
+  for (let turn = 0; size < targetBytes; turn += 1) {
+    const id = `call_${turn}`;
+    const call = { role: 'assistant', content: `Reading file ${turn}.`, tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/module-${turn}.ts"}` } }] };
+    const result = { role: 'tool', tool_call_id: id, content: file };
+    messages.push(call, result);
+    size += JSON.stringify(call).length + JSON.stringify(result).length;
+  }
+  messages.push({ role: 'user', content: 'Continue.' });
+  return JSON.stringify({ model: 'deepseek-chat', messages });
+}
+
+const clientAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** One POST on a keep-alive socket; resolves with [ms to the first body byte, ms to the end]. */
+export function timedPost(url: string, body: string): Promise<[number, number]> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let first = -1;
+    const request = httpRequest({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'POST', agent: clientAgent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer sk-bench' } }, (response) => {
+      response.on('data', () => {
+        if (first < 0) first = performance.now() - started;
+      });
+      response.on('end', () => resolve([first, performance.now() - started]));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
