@@ -40,6 +40,8 @@ export function createAgent(options: AgentOptions): Agent {
   const maxSteps = options.maxSteps ?? DEFAULTS.maxSteps;
   const hintAfterFailures = options.hintAfterFailures ?? DEFAULTS.hintAfterFailures;
   const sleep = options.sleep ?? abortableSleep;
+  // Where a system message may only come first (Anthropic, local chat templates), a hint is a user message.
+  const hintRole = getProfile(profile).rules.some((rule) => rule.id === 'system-message-position') ? 'user' : 'system';
 
   let history: Message[] = [];
   /** How many messages at the start of `history` the store already has, unchanged. */
@@ -48,6 +50,11 @@ export function createAgent(options: AgentOptions): Agent {
   let opening: Promise<{ changes: Change[]; problems: SessionProblem[] }> | undefined;
   let running = false;
   let charsPerToken = 3;
+  /**
+   * The history array and length last found valid at request scope. Within a turn the runner only
+   * appends, so the next check can cover just the current turn (see prepareRequest).
+   */
+  let verified: { array: Message[]; length: number; priorIds: Set<string>; tailStart: number } | undefined;
   /** A tool block whose results are not in the history yet: settled with `cancelled` if the turn stops early. */
   let openBlock: { pending: Promise<ToolOutcome>[] } | undefined;
 
@@ -97,6 +104,31 @@ export function createAgent(options: AgentOptions): Agent {
     await persist();
   }
 
+  /**
+   * The repair before every request. The first request of a turn repairs the whole history; later
+   * ones repair the turn's own messages (from its last user message on) and check their call ids
+   * against the rest, which was valid and has not changed since: the same result as a full repair
+   * at a fraction of the cost on a long session. Anything found falls back to the full repair.
+   */
+  function prepareRequest(): { changed: boolean; changes: Change[] } {
+    const state = verified;
+    if (state !== undefined && state.array === history && history.length >= state.length) {
+      const tailStart = lastUserIndex(history);
+      if (tailStart === state.tailStart) {
+        const tail = repair(history.slice(tailStart), { ...repairOptions, scope: 'request' });
+        if (!tail.changed && !reusesIds(history, tailStart, state.priorIds)) {
+          state.length = history.length;
+          return { changed: false, changes: [] };
+        }
+      }
+    }
+    const full = repair(history, { ...repairOptions, scope: 'request' });
+    adopt(full);
+    const tailStart = lastUserIndex(history);
+    verified = { array: history, length: history.length, priorIds: collectIds(history, 0, Math.max(0, tailStart)), tailStart };
+    return full;
+  }
+
   function windowFor(): RequestWindow {
     if (options.contextWindow === undefined) return { messages: history, omitted: 0, estimatedTokens: 0 };
     const reserve = options.reserveTokens ?? Math.min(8192, Math.floor(options.contextWindow / 4));
@@ -133,6 +165,7 @@ export function createAgent(options: AgentOptions): Agent {
     adopt(before);
     if (before.changed) yield { type: 'repair', changes: before.changes };
     history.push({ role: 'user', content: text });
+    verified = undefined;
     await persist();
 
     const failures = new Map<string, number>();
@@ -146,8 +179,7 @@ export function createAgent(options: AgentOptions): Agent {
         yield end('error');
         return;
       }
-      const prepared = repair(history, { ...repairOptions, scope: 'request' });
-      adopt(prepared);
+      const prepared = prepareRequest();
       if (prepared.changed) {
         yield { type: 'repair', changes: prepared.changes };
         await persist();
@@ -181,7 +213,7 @@ export function createAgent(options: AgentOptions): Agent {
             sawUsage = true;
             usage.promptTokens += completion.usage.promptTokens;
             usage.completionTokens += completion.usage.completionTokens;
-            calibrate(view.messages, completion.usage.promptTokens);
+            if (options.contextWindow !== undefined) calibrate(view.messages, completion.usage.promptTokens);
           }
           break;
         }
@@ -244,7 +276,7 @@ export function createAgent(options: AgentOptions): Agent {
         }
         const count = (failures.get(outcome.name) ?? 0) + 1;
         failures.set(outcome.name, count >= hintAfterFailures ? 0 : count);
-        if (count >= hintAfterFailures) history.push(loopHint(outcome.name, count));
+        if (count >= hintAfterFailures) history.push(loopHint(outcome.name, count, hintRole));
       }
       await persist();
     }
@@ -311,9 +343,32 @@ function toAssistantMessage(completion: Completion, thinking: boolean): Message 
   return message;
 }
 
-function loopHint(name: string, count: number): Message {
+function lastUserIndex(messages: readonly Message[]): number {
+  for (let index = messages.length - 1; index >= 0; index -= 1) if (messages[index]?.role === 'user') return index;
+  return -1;
+}
+
+function collectIds(messages: readonly Message[], start: number, end: number): Set<string> {
+  const ids = new Set<string>();
+  for (let index = start; index < end; index += 1) {
+    const message = messages[index]!;
+    for (const call of message.tool_calls ?? []) if (typeof call?.id === 'string') ids.add(call.id);
+  }
+  return ids;
+}
+
+/** Whether the turn's calls reuse an id from earlier in the history (some providers want them unique per request). */
+function reusesIds(messages: readonly Message[], tailStart: number, priorIds: ReadonlySet<string>): boolean {
+  if (priorIds.size === 0) return false;
+  for (let index = Math.max(0, tailStart); index < messages.length; index += 1) {
+    for (const call of messages[index]!.tool_calls ?? []) if (typeof call?.id === 'string' && priorIds.has(call.id)) return true;
+  }
+  return false;
+}
+
+function loopHint(name: string, count: number, role: 'system' | 'user'): Message {
   return {
-    role: 'system',
+    role,
     content: `[loop guard] The tool "${name}" failed ${count} times in a row. Do not repeat the same call: try another approach, skip this step, or tell the user why it cannot be done.`,
   };
 }

@@ -135,3 +135,41 @@ describe('createAgent: every tool call gets exactly one result', () => {
     assertValidHistory(agent.messages);
   });
 });
+
+describe('createAgent: the repair before every request', () => {
+  test('a call id the model reuses from an earlier turn is remapped before it is sent (DeepSeek: unique per request)', async () => {
+    const emulator = createEmulator({
+      profile: 'deepseek',
+      script: [
+        { toolCalls: [{ id: 'call_same', name: 'echo', arguments: '{"text":"1"}' }] },
+        { text: 'first done' },
+        { toolCalls: [{ id: 'call_other', name: 'echo', arguments: '{"text":"2"}' }] },
+        { toolCalls: [{ id: 'call_same', name: 'echo', arguments: '{"text":"3"}' }] },
+        { text: 'second done' },
+      ],
+    });
+    const agent = agentFor(emulator, { tools: [echoTool] });
+    await collect(agent.runTurn('one'));
+    const events = await collect(agent.runTurn('two'));
+    assert.ok(events.some((event) => event.type === 'repair' && event.changes.some((change) => change.kind === 'id-remapped')));
+    assert.ok(!events.some((event) => event.type === 'retry'), 'fixed before sending, not after a 400');
+    assert.ok(emulator.requests.every((request) => request.status === 200));
+    assertEveryRequestValid(emulator);
+    assertValidHistory(agent.messages);
+  });
+
+  test('a history the runner did not build is repaired whole before the first request of a turn', async () => {
+    const emulator = createEmulator();
+    const store = recordingStore([
+      { role: 'user', content: 'q' },
+      { role: 'tool', tool_call_id: 'ghost', content: 'a result without its call' },
+      { role: 'assistant', content: 'a' },
+    ]);
+    const agent = agentFor(emulator, { session: store });
+    const events = await collect(agent.runTurn('next'));
+    assert.equal(events[0]?.type, 'repair');
+    assert.ok(events[0]?.type === 'repair' && events[0].changes.some((change) => change.kind === 'orphan-to-user'));
+    assertEveryRequestValid(emulator);
+    assert.deepEqual((await store.current()).filter((message) => message.role === 'tool'), []);
+  });
+});

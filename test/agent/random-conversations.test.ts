@@ -29,9 +29,10 @@ const tools: Tool[] = [
   },
 ];
 
+// Ids: usually the emulator's own (unique), sometimes the model reuses one from a small pool, even twice in one message.
 const callArbitrary = fc
-  .record({ name: fc.constantFrom('ok', 'throws', 'slow', 'not_a_tool'), broken: fc.boolean() })
-  .map(({ name, broken }) => ({ name, arguments: broken ? '{"half":' : '{}' }));
+  .record({ name: fc.constantFrom('ok', 'throws', 'slow', 'not_a_tool'), broken: fc.boolean(), id: fc.option(fc.constantFrom('call_a', 'call_b'), { freq: 3, nil: undefined }) })
+  .map(({ name, broken, id }) => ({ name, arguments: broken ? '{"half":' : '{}', ...(id === undefined ? {} : { id }) }));
 
 const faultArbitrary = fc.oneof(
   fc.constant<Step['fault']>({ status: 429, retryAfter: 0 }),
