@@ -5,13 +5,15 @@ import { basename, dirname, join } from 'node:path';
 /**
  * Replaces `path` with `data` so that a crash at any moment leaves the old file or the new one:
  * write a temporary file beside it, fsync it, rename it over the target (atomic on POSIX), then
- * fsync the directory so the rename itself is durable.
+ * fsync the directory so the rename itself is durable. `data` may come in chunks, so a large
+ * file never has to be in memory whole.
  */
-export async function writeFileAtomic(path: string, data: Uint8Array, options: { syncDirectory?: boolean } = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: Uint8Array | Iterable<Uint8Array>, options: { syncDirectory?: boolean } = {}): Promise<void> {
   const temporary = temporaryPath(path);
   const handle = await open(temporary, 'wx', 0o644);
   try {
-    await handle.writeFile(data);
+    if (data instanceof Uint8Array) await handle.writeFile(data);
+    else for (const chunk of data) await handle.writeFile(chunk);
     await handle.sync();
   } catch (error) {
     await handle.close();

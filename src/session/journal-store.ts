@@ -5,9 +5,10 @@ import type { Message } from '../core/messages.js';
 import { isMessage } from '../core/messages.js';
 import { removeLeftoverTemporaries, syncDirectory, writeFileAtomic } from './atomic-write.js';
 import { formatJournal, parseJournal } from './journal-codec.js';
+import { isUtf8 } from 'node:buffer';
 import { asSaveError } from './save-error.js';
 import { createSerial } from './serial.js';
-import type { JournalStoreOptions, LoadResult, SessionStore } from './types.js';
+import type { JournalStoreOptions, LoadResult, SessionProblem, SessionStore } from './types.js';
 import type { WriterLock } from './writer-lock.js';
 import { acquireWriterLock } from './writer-lock.js';
 
@@ -30,7 +31,7 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
 
   async function save(messages: readonly Message[]): Promise<void> {
     await ensureLock();
-    await writeFileAtomic(path, Buffer.from(formatJournal(messages), 'utf8'));
+    await writeFileAtomic(path, inChunks(messages));
     tailChecked = true;
     await removeLeftoverTemporaries(path).catch(() => undefined);
   }
@@ -86,14 +87,12 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
   }
 
   async function load(): Promise<LoadResult> {
-    let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      return await parseJournalFile(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { messages: [], problems: [] };
       return { messages: [], problems: [{ file: path, why: `cannot read the file: ${(error as Error).message}` }] };
     }
-    return parseJournal(text, { file: path });
   }
 
   return {
@@ -106,4 +105,80 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
       await held?.release();
     }),
   };
+}
+
+const CHUNK_MESSAGES = 1000;
+
+/** The journal's bytes a thousand messages at a time: a save never holds the whole text. */
+function* inChunks(messages: readonly Message[]): Generator<Buffer> {
+  for (let start = 0; start < messages.length; start += CHUNK_MESSAGES) {
+    yield Buffer.from(formatJournal(messages.slice(start, start + CHUNK_MESSAGES)), 'utf8');
+  }
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+/**
+ * Reads a journal with one JSON.parse when it is undamaged: the file is read into a buffer with a
+ * byte to spare at the front, `[` goes there, every line break becomes `,` and the last one `]`
+ * (a raw line break never occurs inside JSON text). Anything irregular is read line by line.
+ */
+async function parseJournalFile(path: string): Promise<LoadResult> {
+  const handle = await open(path, 'r');
+  let buffer: Buffer;
+  let size: number;
+  try {
+    size = (await handle.stat()).size;
+    buffer = Buffer.allocUnsafe(size + 1);
+    let read = 0;
+    while (read < size) {
+      const { bytesRead } = await handle.read(buffer, 1 + read, size - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    size = read;
+  } finally {
+    await handle.close();
+  }
+  const bytes = buffer.subarray(1, 1 + size);
+  if (size > 0 && bytes[size - 1] === 0x0a && bytes.indexOf(0x0d) === -1) {
+    const breaks: number[] = [];
+    for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) breaks.push(index);
+    let blank = false;
+    for (let index = 1; index < breaks.length; index += 1) if (breaks[index]! === breaks[index - 1]! + 1) blank = true;
+    if (!blank && breaks[0] !== 0) {
+      buffer[0] = 0x5b; // [
+      for (const index of breaks) bytes[index] = 0x2c; // ,
+      bytes[size - 1] = 0x5d; // ]
+      const values = tryParse(buffer.subarray(0, 1 + size));
+      if (Array.isArray(values) && values.length === breaks.length && values.every(isMessage)) return { messages: values as Message[], problems: [] };
+      for (const index of breaks) bytes[index] = 0x0a;
+    }
+  }
+  const result = parseJournal(utf8.decode(bytes), { file: path });
+  if (!isUtf8(bytes)) result.problems.push(...invalidUtf8Lines(bytes, path));
+  return result;
+}
+
+/** Lines whose bytes are not UTF-8: they loaded with U+FFFD in place of those bytes, and say so. */
+function invalidUtf8Lines(bytes: Buffer, file: string): SessionProblem[] {
+  const problems: SessionProblem[] = [];
+  let start = 0;
+  for (let line = 1; start < bytes.length; line += 1) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end === -1) end = bytes.length;
+    if (!isUtf8(bytes.subarray(start, end))) problems.push({ file, line, why: 'line is not valid UTF-8: the bytes that are not were read as U+FFFD' });
+    start = end + 1;
+  }
+  return problems;
+}
+
+function tryParse(bytes: Buffer): unknown {
+  const text = utf8.decode(bytes);
+  if (text.includes('\ufffd') && !isUtf8(bytes)) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

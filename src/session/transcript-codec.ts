@@ -1,5 +1,6 @@
-import { Buffer } from 'node:buffer';
+import { Buffer, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
 import type { Message } from '../core/messages.js';
 import { isMessage, textOf } from '../core/messages.js';
 import type { Fence } from './fence.js';
@@ -23,9 +24,7 @@ export const MARKER_PREFIX = '<!-- nf-msg ';
 const MARKER_SUFFIX = ' -->';
 const HEADER = /^<!-- unstuck-session v(\d+)((?: [a-z]+=\S*)*) -->[ \t]*\r?$/;
 const SEGMENT = /^<!-- unstuck-segment messages=(\d+) sha256=([0-9a-f]{64}) file=(\S+) -->[ \t]*\r?$/;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const LOOKALIKE = /<!--(?=\s*(?:nf-msg|unstuck-))/gi;
-const HEADING = /^## \d+ · /;
 const FORMAT_VERSION = 1;
 
 /** A segment file a main transcript declares: its name (relative to the main file), size and digest. */
@@ -41,8 +40,6 @@ export interface ParsedTranscript extends LoadResult {
   declared?: number;
   segments: SegmentRef[];
 }
-
-const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Reads a transcript's text. Never throws: every whole message comes back, `problems` lists the rest. */
 export function parseTranscript(text: string, options: { file?: string } = {}): LoadResult {
@@ -70,15 +67,31 @@ export function countProblems(file: string, declared: number | undefined, found:
  * backtick must not take the messages after it down with it.
  */
 export function parseTranscriptText(text: string, file: string): ParsedTranscript {
-  const fenced = scanTranscript(text, file, true);
+  return parseView(text, file, false);
+}
+
+/**
+ * Reads a transcript file's bytes without decoding all of them as UTF-8 (as slow as JSON.parse
+ * itself): every line that matters is ASCII, and UTF-8 never puts an ASCII byte inside a
+ * multi-byte character, so a latin1 view of the bytes has the same lines, markers and fences.
+ */
+export function parseTranscriptBytes(bytes: Buffer, file: string): ParsedTranscript {
+  return parseView(bytes.toString('latin1'), file, true);
+}
+
+function parseView(text: string, file: string, latin1: boolean): ParsedTranscript {
+  const fenced = scanTranscript(text, file, true, latin1);
   if (fenced.swallowed === 0 || !fenced.damaged) return fenced.result;
-  const unfenced = scanTranscript(text, file, false);
+  const unfenced = scanTranscript(text, file, false, latin1);
   if (unfenced.result.messages.length <= fenced.result.messages.length) return fenced.result;
   unfenced.result.problems.unshift({ file, why: `fenced blocks do not line up (damage?): ${fenced.swallowed} marker line(s) inside them were read as messages` });
   return unfenced.result;
 }
 
-function scanTranscript(text: string, file: string, useFences: boolean): { result: ParsedTranscript; swallowed: number; damaged: boolean } {
+/** Lines that can change what a transcript means; every other line is readable text, skipped unread. */
+const SIGNIFICANT = /^(?:<!--|## \d+ | {0,3}(?:```|~~~))/gm;
+
+function scanTranscript(text: string, file: string, useFences: boolean, latin1: boolean): { result: ParsedTranscript; swallowed: number; damaged: boolean } {
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];
   const segments: SegmentRef[] = [];
@@ -86,20 +99,21 @@ function scanTranscript(text: string, file: string, useFences: boolean): { resul
   let declaredDigest: string | undefined;
   const digest = createHash('sha256');
   let fence: Fence | undefined;
-  let fenceLine = 0;
+  let fenceAt = 0;
   let markersInFence = 0;
   let swallowed = 0;
   let damaged = false;
-  let pendingHeading = 0;
-  let sawText = false;
-  let start = 0;
-  let lineNumber = 0;
-  while (start <= text.length) {
+  /** Offset of a heading not yet followed by its marker, or -1. */
+  let pendingHeading = -1;
+  const lines = createLineCounter(text);
+  const markers: MarkerPayload[] = [];
+  const pattern = new RegExp(SIGNIFICANT.source, 'gm');
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    const start = match.index;
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
+    pattern.lastIndex = end;
     const line = text.slice(start, end);
-    lineNumber += 1;
-    start = end + 1;
     if (fence !== undefined) {
       if (line.startsWith(MARKER_PREFIX)) {
         markersInFence += 1;
@@ -109,88 +123,69 @@ function scanTranscript(text: string, file: string, useFences: boolean): { resul
       continue;
     }
     const first = line.charCodeAt(0);
-    if (first === 0x3c /* < */ && line.startsWith('<!--')) {
+    if (first === 0x3c /* < */) {
       if (line.startsWith(MARKER_PREFIX)) {
-        readMarker(line, lineNumber);
-        continue;
+        readMarker(line, start);
+      } else if (line.startsWith('<!-- unstuck-')) {
+        if (messages.length === 0 && readDeclaration(line, start)) continue;
+        problems.push({ file, line: lines.at(start), why: `malformed or misplaced header line: ${preview(latin1 ? Buffer.from(line, 'latin1').toString('utf8') : line)}` });
       }
-      if (line.startsWith('<!-- unstuck-')) {
-        if (messages.length === 0 && readDeclaration(line, lineNumber)) continue;
-        problems.push({ file, line: lineNumber, why: `malformed or misplaced header line: ${preview(line)}` });
-        continue;
-      }
-    } else if (first === 0x23 /* # */ && HEADING.test(line)) {
-      if (pendingHeading === 0) pendingHeading = lineNumber;
+    } else if (first === 0x23 /* # */) {
+      if (pendingHeading === -1) pendingHeading = start;
     } else if (useFences) {
       const opened = stepFence(undefined, line);
       if (opened !== undefined) {
         fence = opened;
-        fenceLine = lineNumber;
+        fenceAt = start;
         markersInFence = 0;
       }
     }
-    if (!sawText && line.trim() !== '') sawText = true;
   }
+  decodeMarkers(markers, file, lines, messages, problems, digest);
   if (fence !== undefined && markersInFence > 0) {
     damaged = true;
-    problems.push({ file, line: fenceLine, why: `a fenced block opened here is never closed; ${markersInFence} marker line(s) after it were read as content, not as messages` });
+    problems.push({ file, line: lines.at(fenceAt), why: `a fenced block opened here is never closed; ${markersInFence} marker line(s) after it were read as content, not as messages` });
   }
   if (declaredDigest !== undefined && digest.digest('hex') !== declaredDigest) {
     damaged = true;
     problems.push({ file, line: 1, why: 'the marker lines do not match the digest in the header: the file was changed or damaged after it was saved' });
   }
-  if (pendingHeading !== 0) {
-    problems.push({ file, line: pendingHeading, why: 'a message starts here but its nf-msg marker line is missing (file cut short?): the message was not recovered' });
+  if (pendingHeading !== -1) {
+    problems.push({ file, line: lines.at(pendingHeading), why: 'a message starts here but its nf-msg marker line is missing (file cut short?): the message was not recovered' });
   }
-  if (messages.length === 0 && declared === undefined && segments.length === 0 && sawText) {
+  if (messages.length === 0 && declared === undefined && segments.length === 0 && /\S/.test(text)) {
     problems.push({ file, why: 'no nf-msg marker lines: this is not a session transcript, or it lost every marker' });
   }
   const result: ParsedTranscript = { messages, problems, segments };
   if (declared !== undefined) result.declared = declared;
   return { result, swallowed, damaged };
 
-  function readMarker(line: string, at: number): void {
+  /** Checks a marker line's shape and decodes its base64; the JSON is parsed for all markers at once, below. */
+  function readMarker(line: string, offset: number): void {
     let close = line.lastIndexOf(MARKER_SUFFIX);
     const tail = close === -1 ? '' : line.slice(close + MARKER_SUFFIX.length);
     if (close < MARKER_PREFIX.length - 1 || tail.trim() !== '') {
-      problems.push({ file, line: at, why: 'incomplete nf-msg marker (no closing -->): the message was not recovered' });
+      problems.push({ file, line: lines.at(offset), why: 'incomplete nf-msg marker (no closing -->): the message was not recovered' });
       return;
     }
+    pendingHeading = -1;
     if (close < MARKER_PREFIX.length) close = MARKER_PREFIX.length;
     const payload = line.slice(MARKER_PREFIX.length, close);
-    digest.update(payload).update('\n');
-    if (!BASE64.test(payload) || payload.length % 4 !== 0) {
-      problems.push({ file, line: at, why: 'nf-msg marker payload is not valid base64: the message was not recovered' });
+    const bytes = Buffer.from(payload, 'base64');
+    // Node's decoder skips what is not base64; a canonical payload decodes to exactly this many bytes.
+    const padding = payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0;
+    if (payload.length % 4 !== 0 || bytes.length !== (payload.length / 4) * 3 - padding) {
+      markers.push({ offset, bytes: Buffer.from(payload), valid: false });
       return;
     }
-    let json: string;
-    try {
-      json = decoder.decode(Buffer.from(payload, 'base64'));
-    } catch {
-      problems.push({ file, line: at, why: 'nf-msg marker payload is not UTF-8: the message was not recovered' });
-      return;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(json);
-    } catch (error) {
-      problems.push({ file, line: at, why: `nf-msg marker payload is not JSON (${(error as Error).message}): the message was not recovered` });
-      return;
-    }
-    if (!isMessage(value)) {
-      problems.push({ file, line: at, why: 'nf-msg marker does not hold a message (an object with a string role)' });
-      return;
-    }
-    messages.push(value);
-    pendingHeading = 0;
-    sawText = true;
+    markers.push({ offset, bytes, valid: true });
   }
 
-  function readDeclaration(line: string, at: number): boolean {
+  function readDeclaration(line: string, offset: number): boolean {
     const header = HEADER.exec(line);
     if (header !== null) {
       if (Number(header[1]) > FORMAT_VERSION) {
-        problems.push({ file, line: at, why: `written by a newer format (v${header[1]}); reading it as v${FORMAT_VERSION}` });
+        problems.push({ file, line: lines.at(offset), why: `written by a newer format (v${header[1]}); reading it as v${FORMAT_VERSION}` });
       }
       const count = /(?:^| )messages=(\d+)(?: |$)/.exec(header[2] ?? '');
       if (count !== null) declared = Number(count[1]);
@@ -207,9 +202,93 @@ function scanTranscript(text: string, file: string, useFences: boolean): { resul
       return false;
     }
     if (name.includes('/') || name.includes('\\') || name === '..' || name === '.') return false;
-    segments.push({ file: name, messages: Number(segment[1]), sha256: segment[2]!, line: at });
+    segments.push({ file: name, messages: Number(segment[1]), sha256: segment[2]!, line: lines.at(offset) });
     return true;
   }
+}
+
+interface MarkerPayload {
+  offset: number;
+  /** The decoded JSON bytes; for a payload that is not base64, the payload itself (for the digest). */
+  bytes: Buffer;
+  valid: boolean;
+}
+
+const COMMA = Buffer.from(',');
+/** Faster than Buffer#toString for text that is not ASCII (Node 20). Not fatal: U+FFFD is checked after. */
+const utf8 = new TextDecoder('utf-8');
+
+/**
+ * The digest covers every marker's JSON followed by a comma. Those same bytes, in brackets, are
+ * a JSON array: parsing it once is much cheaper than one JSON.parse per message. Any irregularity
+ * (bad base64, bad UTF-8, bad JSON, a payload that is not one message) falls back to reading the
+ * markers one by one, each failure listed with its line.
+ */
+function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Hash): void {
+  if (markers.length === 0) return;
+  const parts: Buffer[] = [];
+  let allValid = true;
+  for (const marker of markers) {
+    parts.push(marker.bytes, COMMA);
+    if (!marker.valid) allValid = false;
+  }
+  const all = Buffer.concat(parts);
+  digest.update(all);
+  if (allValid) {
+    const json = utf8.decode(all.subarray(0, all.length - 1));
+    if (!json.includes('\ufffd') || isUtf8(all)) {
+      let values: unknown;
+      try {
+        values = JSON.parse(`[${json}]`);
+      } catch {
+        values = undefined;
+      }
+      if (Array.isArray(values) && values.length === markers.length && values.every(isMessage)) {
+        for (const value of values as Message[]) messages.push(value);
+        return;
+      }
+    }
+  }
+  for (const marker of markers) {
+    if (!marker.valid) {
+      problems.push({ file, line: lines.at(marker.offset), why: 'nf-msg marker payload is not valid base64: the message was not recovered' });
+      continue;
+    }
+    if (!isUtf8(marker.bytes)) {
+      problems.push({ file, line: lines.at(marker.offset), why: 'nf-msg marker payload is not UTF-8: the message was not recovered' });
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(marker.bytes.toString('utf8'));
+    } catch (error) {
+      problems.push({ file, line: lines.at(marker.offset), why: `nf-msg marker payload is not JSON (${(error as Error).message}): the message was not recovered` });
+      continue;
+    }
+    if (!isMessage(value)) {
+      problems.push({ file, line: lines.at(marker.offset), why: 'nf-msg marker does not hold a message (an object with a string role)' });
+      continue;
+    }
+    messages.push(value);
+  }
+}
+
+/** Line numbers from offsets, counted only when a problem needs one (in increasing order, mostly). */
+function createLineCounter(text: string): { at(offset: number): number } {
+  let offset = 0;
+  let line = 1;
+  return {
+    at(target: number): number {
+      if (target < offset) {
+        offset = 0;
+        line = 1;
+      }
+      for (let index = text.indexOf('\n', offset); index !== -1 && index < target; index = text.indexOf('\n', index + 1)) line += 1;
+      // Continue from the start of the target's line next time.
+      offset = target;
+      return line;
+    },
+  };
 }
 
 /** Writes a whole session as one transcript text (no segment files). */
@@ -231,7 +310,7 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
   const digest = createHash('sha256');
   for (let index = 0; index < messages.length; index += 1) {
     const formatted = formatMessage(messages[index]!, options.first + index);
-    digest.update(formatted.payload).update('\n');
+    digest.update(formatted.bytes).update(',');
     bodies.push(formatted.text);
   }
   const parts: string[] = [];
@@ -252,11 +331,12 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
   return parts.join('');
 }
 
-/** One message: heading, readable body, marker line, blank line; and the marker's payload. */
-function formatMessage(message: Message, number: number): { text: string; payload: string } {
+/** One message: heading, readable body, marker line, blank line; and the JSON bytes the marker holds. */
+function formatMessage(message: Message, number: number): { text: string; bytes: Buffer } {
   const json = JSON.stringify(message);
   if (typeof json !== 'string') throw new TypeError(`message ${number} is not JSON-serializable`);
-  const payload = Buffer.from(json, 'utf8').toString('base64');
+  const bytes = Buffer.from(json, 'utf8');
+  const payload = bytes.toString('base64');
   const marker = `${MARKER_PREFIX}${payload}${MARKER_SUFFIX}\n\n`;
   let heading = `## ${number} · ${inline(String(message.role))}`;
   if (typeof message.name === 'string') heading += ` · ${inline(message.name)}`;
@@ -287,7 +367,7 @@ function formatMessage(message: Message, number: number): { text: string; payloa
     }
   }
   body.push(marker);
-  return { text: body.join(''), payload };
+  return { text: body.join(''), bytes };
 }
 
 const SHORT_CHARS = 2000;

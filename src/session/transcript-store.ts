@@ -7,7 +7,7 @@ import { removeLeftoverTemporaries, syncDirectory, writeFileAtomic } from './ato
 import { asSaveError } from './save-error.js';
 import { createSerial } from './serial.js';
 import type { ParsedTranscript, SegmentRef } from './transcript-codec.js';
-import { countProblems, formatTranscriptText, parseTranscriptText } from './transcript-codec.js';
+import { countProblems, formatTranscriptText, parseTranscriptBytes } from './transcript-codec.js';
 import type { LoadResult, SessionProblem, SessionStore, TranscriptStoreOptions } from './types.js';
 import type { WriterLock } from './writer-lock.js';
 import { acquireWriterLock } from './writer-lock.js';
@@ -69,20 +69,20 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     // A writer may switch saves while we read: if a declared segment vanished because the main
     // file changed, read again from the new main file.
     for (let attempt = 0; ; attempt += 1) {
-      let text: string;
+      let text: Buffer;
       try {
-        text = await readFile(path, 'utf8');
+        text = await readFile(path);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { messages: [], problems: [] };
         return { messages: [], problems: [{ file: path, why: `cannot read the file: ${(error as Error).message}` }] };
       }
-      const parsed = parseTranscriptText(text, path);
+      const parsed = parseTranscriptBytes(text, path);
       const result = await loadSegments(parsed, text, attempt < 3);
       if (result !== undefined) return result;
     }
   }
 
-  async function loadSegments(parsed: ParsedTranscript, mainText: string, mayRetry: boolean): Promise<LoadResult | undefined> {
+  async function loadSegments(parsed: ParsedTranscript, mainText: Buffer, mayRetry: boolean): Promise<LoadResult | undefined> {
     if (parsed.segments.length === 0) {
       return { messages: parsed.messages, problems: [...parsed.problems, ...countProblems(path, parsed.declared, parsed.messages.length)] };
     }
@@ -94,7 +94,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       try {
         bytes = await readFile(file);
       } catch (error) {
-        if (mayRetry && (await readFile(path, 'utf8').catch(() => mainText)) !== mainText) return undefined;
+        if (mayRetry && !(await readFile(path).catch(() => mainText)).equals(mainText)) return undefined;
         problems.push({ file: path, line: segment.line, why: `segment file ${segment.file} (${segment.messages} messages) cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): its messages were not recovered` });
         continue;
       }
@@ -102,7 +102,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       if (sha256 !== segment.sha256) {
         problems.push({ file, why: `digest does not match the one the main file declares (the file was changed or damaged); reading what is intact` });
       }
-      const part = parseTranscriptText(bytes.toString('utf8'), file);
+      const part = parseTranscriptBytes(bytes, file);
       problems.push(...part.problems);
       if (part.messages.length !== segment.messages) {
         problems.push({ file, why: `the main file declares ${segment.messages} messages in this segment but ${part.messages.length} were read` });

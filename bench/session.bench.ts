@@ -1,0 +1,157 @@
+/**
+ * Session stores: save and load of a seed-sized session (NexForgeCLI session-122357: 3,785
+ * messages, about 0.9 M characters of content, tool loops with reasoning_content) and of one ten
+ * times larger, as ratios to JSON.stringify / JSON.parse of the same messages in the same run.
+ * Peak memory is measured in a fresh child process per operation (maxRSS after, minus RSS before).
+ *
+ *   node --import tsx bench/session.bench.ts
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Message } from '../src/core/messages.js';
+import { seedLikeSession } from './session-fixtures.js';
+import { createJournalStore, createTranscriptStore, formatJournal, formatTranscript, parseJournal, parseTranscript } from '../src/session/index.js';
+
+function contentCharacters(messages: readonly Message[]): number {
+  let total = 0;
+  for (const message of messages) if (typeof message.content === 'string') total += message.content.length;
+  return total;
+}
+
+/** Median wall time of `runs` calls (after one warm-up). */
+async function time(runs: number, body: () => unknown): Promise<number> {
+  await body();
+  const samples: number[] = [];
+  for (let run = 0; run < runs; run += 1) {
+    const start = performance.now();
+    await body();
+    samples.push(performance.now() - start);
+  }
+  samples.sort((left, right) => left - right);
+  return samples[Math.floor(samples.length / 2)]!;
+}
+
+function filesSize(directory: string, prefix: string): number {
+  let total = 0;
+  for (const name of readdirSync(directory)) if (name.startsWith(prefix) && !name.endsWith('.lock')) total += statSync(join(directory, name)).size;
+  return total;
+}
+
+/** Peak memory of one operation, in a fresh process: maxRSS after minus RSS before. */
+function peakMemory(operation: string, scale: number, path: string): number {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', fileURLToPath(import.meta.url), 'peak', operation, String(scale), path], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`peak ${operation}: ${result.stderr}`);
+  return Number(result.stdout.trim());
+}
+
+async function childPeak(operation: string, scale: number, path: string): Promise<void> {
+  const { readFile, writeFile } = await import('node:fs/promises');
+  const needsMessages = operation.startsWith('save') || operation === 'stringify';
+  const messages = needsMessages ? seedLikeSession(scale) : [];
+  (globalThis as { gc?: () => void }).gc?.();
+  const before = process.memoryUsage().rss;
+  let keep: unknown;
+  switch (operation) {
+    case 'stringify': keep = JSON.stringify(messages); await writeFile(path, keep as string); break;
+    case 'parse': keep = JSON.parse(await readFile(path, 'utf8')); break;
+    case 'save-md': { const store = createTranscriptStore(path); await store.save(messages); await store.close(); break; }
+    case 'load-md': keep = await createTranscriptStore(path).load(); break;
+    case 'save-jsonl': { const store = createJournalStore(path); await store.save(messages); await store.close(); break; }
+    case 'load-jsonl': keep = await createJournalStore(path).load(); break;
+    default: throw new Error(operation);
+  }
+  const peak = process.resourceUsage().maxRSS * 1024;
+  process.stdout.write(`${peak - before}\n`);
+  void keep;
+}
+
+interface Row { size: string; format: string; operation: string; ms: number; baselineMs: number; ratio: number; target: number; fileBytes: number; peakBytes?: number }
+
+async function main(): Promise<void> {
+  const directory = mkdtempSync(join(tmpdir(), 'unstuck-bench-session-'));
+  const rows: Row[] = [];
+  const sizes: string[] = [];
+  try {
+    for (const scale of [1, 10]) {
+      const runs = scale === 1 ? 7 : 3;
+      const messages = seedLikeSession(scale);
+      const label = `${messages.length} messages, ${(contentCharacters(messages) / 1e6).toFixed(2)} M chars`;
+      sizes.push(label);
+      const json = JSON.stringify(messages);
+      const stringifyMs = await time(runs, () => JSON.stringify(messages));
+      const parseMs = await time(runs, () => JSON.parse(json));
+      const mdText = formatTranscript(messages);
+      const jsonlText = formatJournal(messages);
+      const mdPath = join(directory, `s${scale}.md`);
+      const jsonlPath = join(directory, `s${scale}.jsonl`);
+      const transcript = createTranscriptStore(mdPath);
+      const journal = createJournalStore(jsonlPath);
+      const measured: [string, string, number, number, number][] = [
+        ['Markdown', 'format (codec)', await time(runs, () => formatTranscript(messages)), stringifyMs, 3],
+        ['Markdown', 'parse (codec)', await time(runs, () => parseTranscript(mdText)), parseMs, 3],
+        ['Markdown', 'store save (fsync, segments)', await time(runs, () => transcript.save(messages)), stringifyMs, 3],
+        ['Markdown', 'store load (read file)', await time(runs, () => transcript.load()), parseMs, 3],
+        ['JSONL', 'format (codec)', await time(runs, () => formatJournal(messages)), stringifyMs, 1.5],
+        ['JSONL', 'parse (codec)', await time(runs, () => parseJournal(jsonlText)), parseMs, 1.5],
+        ['JSONL', 'store save (fsync)', await time(runs, () => journal.save(messages)), stringifyMs, 1.5],
+        ['JSONL', 'store load (read file)', await time(runs, () => journal.load()), parseMs, 1.5],
+      ];
+      await transcript.close();
+      await journal.close();
+      const mdBytes = filesSize(directory, `s${scale}.`) - statSync(jsonlPath).size;
+      const jsonlBytes = statSync(jsonlPath).size;
+      for (const [format, operation, ms, baselineMs, target] of measured) {
+        rows.push({ size: `x${scale}`, format, operation, ms, baselineMs, ratio: ms / baselineMs, target, fileBytes: format === 'Markdown' ? mdBytes : jsonlBytes });
+      }
+      // Peak memory, each in a fresh process.
+      const jsonPath = join(directory, `p${scale}.json`);
+      const peaks: [string, string, string, number][] = [
+        ['JSON', 'JSON.stringify + write', 'stringify', Buffer.byteLength(json)],
+        ['JSON', 'read + JSON.parse', 'parse', Buffer.byteLength(json)],
+      ];
+      for (const [format, operation, name] of peaks) {
+        const peak = peakMemory(name, scale, jsonPath);
+        rows.push({ size: `x${scale}`, format, operation: `${operation} (peak)`, ms: 0, baselineMs: 0, ratio: 0, target: 0, fileBytes: Buffer.byteLength(json), peakBytes: peak });
+      }
+      for (const [format, operation, path, bytes] of [['Markdown', 'save-md', join(directory, `m${scale}.md`), mdBytes], ['Markdown', 'load-md', join(directory, `m${scale}.md`), mdBytes], ['JSONL', 'save-jsonl', join(directory, `m${scale}.jsonl`), jsonlBytes], ['JSONL', 'load-jsonl', join(directory, `m${scale}.jsonl`), jsonlBytes]] as const) {
+        const peak = peakMemory(operation, scale, path);
+        rows.push({ size: `x${scale}`, format, operation: `${operation} (peak)`, ms: 0, baselineMs: 0, ratio: 0, target: 3, fileBytes: bytes, peakBytes: peak });
+      }
+    }
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+  report(rows, sizes);
+}
+
+function report(rows: Row[], sizes: string[]): void {
+  const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+  const lines = [
+    `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}`,
+    `sizes: x1 = ${sizes[0]}; x10 = ${sizes[1]}`,
+    '',
+    '| size | format | operation | ms | JSON baseline ms | ratio | target | ok |',
+    '|---|---|---|---:|---:|---:|---:|---|',
+  ];
+  for (const row of rows.filter((candidate) => candidate.peakBytes === undefined)) {
+    lines.push(`| ${row.size} | ${row.format} | ${row.operation} | ${row.ms.toFixed(1)} | ${row.baselineMs.toFixed(1)} | ${row.ratio.toFixed(2)}x | <= ${row.target}x | ${row.ratio <= row.target ? 'yes' : 'NO'} |`);
+  }
+  lines.push('', '| size | format | operation | file size | peak RSS growth | peak / file | target | ok |', '|---|---|---|---:|---:|---:|---:|---|');
+  for (const row of rows.filter((candidate) => candidate.peakBytes !== undefined)) {
+    const ratio = row.peakBytes! / row.fileBytes;
+    lines.push(`| ${row.size} | ${row.format} | ${row.operation} | ${mb(row.fileBytes)} | ${mb(row.peakBytes!)} | ${ratio.toFixed(2)}x | ${row.target === 0 ? '(baseline)' : `<= ${row.target}x`} | ${row.target === 0 ? '' : ratio <= row.target ? 'yes' : 'NO'} |`);
+  }
+  // Linearity: time per message at x10 against x1.
+  lines.push('', '| format | operation | x10 ms / x1 ms (10 = linear) |', '|---|---|---:|');
+  for (const row of rows.filter((candidate) => candidate.size === 'x1' && candidate.peakBytes === undefined)) {
+    const large = rows.find((candidate) => candidate.size === 'x10' && candidate.format === row.format && candidate.operation === row.operation);
+    if (large !== undefined) lines.push(`| ${row.format} | ${row.operation} | ${(large.ms / row.ms).toFixed(1)} |`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+if (process.argv[2] === 'peak') await childPeak(process.argv[3]!, Number(process.argv[4]), process.argv[5]!);
+else await main();
