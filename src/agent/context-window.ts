@@ -1,4 +1,4 @@
-import type { Message } from '../core/messages.js';
+import type { Message } from '../core/index.js';
 
 const charCounts = new WeakMap<Message, number>();
 

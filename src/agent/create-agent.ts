@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Message, ToolCall } from '../core/messages.js';
-import { classifyError, getProfile, isPairingRule, repair } from '../core/index.js';
-import type { Change, ErrorClassification } from '../core/index.js';
+import { classifyError, getProfile, isPairingRule, repair, textOf } from '../core/index.js';
+import type { Change, ErrorClassification, Message, ToolCall } from '../core/index.js';
 import { charsOf, selectWindow } from './context-window.js';
 import type { RequestWindow } from './context-window.js';
 import { CANCELLED, startToolBlock, toolMessages } from './run-tool-block.js';
@@ -41,7 +40,8 @@ export function createAgent(options: AgentOptions): Agent {
   const hintAfterFailures = options.hintAfterFailures ?? DEFAULTS.hintAfterFailures;
   const sleep = options.sleep ?? abortableSleep;
   // Where a system message may only come first (Anthropic, local chat templates), a hint is a user message.
-  const hintRole = getProfile(profile).rules.some((rule) => rule.id === 'system-message-position') ? 'user' : 'system';
+  const systemFirstOnly = getProfile(profile).rules.some((rule) => rule.id === 'system-message-position');
+  const hintRole = systemFirstOnly ? 'user' : 'system';
 
   let history: Message[] = [];
   /** How many messages at the start of `history` the store already has, unchanged. */
@@ -139,7 +139,7 @@ export function createAgent(options: AgentOptions): Agent {
   function requestBody(messages: readonly Message[]): Record<string, unknown> {
     const body: Record<string, unknown> = {
       model: options.model,
-      messages: options.systemPrompt === undefined ? messages : [{ role: 'system', content: options.systemPrompt }, ...messages],
+      messages: withSystemPrompt(messages, options.systemPrompt, systemFirstOnly),
       stream,
     };
     if (stream) body['stream_options'] = { include_usage: true };
@@ -341,6 +341,17 @@ function toAssistantMessage(completion: Completion, thinking: boolean): Message 
   if (thinking) message.reasoning_content = completion.reasoning ?? '';
   if (calls.length > 0) message.tool_calls = calls;
   return message;
+}
+
+/**
+ * The system prompt goes first. Where only one system message may lead the request and the history
+ * already starts with one, the two are sent as one (the saved history is not touched).
+ */
+function withSystemPrompt(messages: readonly Message[], prompt: string | undefined, systemFirstOnly: boolean): readonly Message[] {
+  if (prompt === undefined) return messages;
+  const first = messages[0];
+  if (systemFirstOnly && first?.role === 'system') return [{ ...first, content: `${prompt}\n\n${textOf(first.content)}` }, ...messages.slice(1)];
+  return [{ role: 'system', content: prompt }, ...messages];
 }
 
 function lastUserIndex(messages: readonly Message[]): number {

@@ -1,4 +1,4 @@
-import type { Message, ToolCall } from '../core/messages.js';
+import type { Message, ToolCall } from '../core/index.js';
 import type { Tool } from './types.js';
 
 export interface ToolOutcome {

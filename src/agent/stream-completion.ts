@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { Message, ToolCall } from '../core/messages.js';
+import type { Message, ToolCall } from '../core/index.js';
 import { WireError, parseRetryAfter } from './wire-error.js';
 
 export interface CompletionRequest {

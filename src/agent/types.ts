@@ -1,4 +1,4 @@
-import type { Message } from '../core/messages.js';
+import type { Message } from '../core/index.js';
 import type { Change, ProfileName, RuleId } from '../core/index.js';
 import type { SessionProblem, SessionStore } from '../session/index.js';
 

@@ -1,4 +1,4 @@
-import type { Message } from '../core/messages.js';
+import type { Message } from '../core/index.js';
 import type { ProfileName, Violation } from '../core/index.js';
 import { check, getProfile } from '../core/index.js';
 import { toAnswer, toChunks, toCompletion } from './completion.js';

@@ -1,4 +1,4 @@
-import { UnstuckError } from '../core/errors.js';
+import { UnstuckError } from '../core/index.js';
 
 /** A fault the emulator plays instead of (or, for a stall, before) a normal answer. */
 export type Fault =

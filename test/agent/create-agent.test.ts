@@ -173,3 +173,17 @@ describe('createAgent: the repair before every request', () => {
     assert.deepEqual((await store.current()).filter((message) => message.role === 'tool'), []);
   });
 });
+
+describe('createAgent: profiles where a system message may only come first', () => {
+  test('loop hints are user messages and a leading system message is sent merged with the prompt', async () => {
+    const fail: Tool = { name: 'flaky', description: '', parameters: {}, run: async () => { throw new Error('nope'); } };
+    const emulator = createEmulator({ profile: 'local', script: [{ toolCalls: [{ name: 'flaky', arguments: '{}' }, { name: 'flaky', arguments: '{}' }, { name: 'flaky', arguments: '{}' }] }, { text: 'ok' }] });
+    const store = recordingStore([{ role: 'system', content: 'saved rules' }, { role: 'user', content: 'earlier' }, { role: 'assistant', content: 'yes' }]);
+    const agent = agentFor(emulator, { profile: 'local', session: store, tools: [fail], systemPrompt: 'prompt' });
+    await collect(agent.runTurn('go'));
+    assertEveryRequestValid(emulator);
+    assert.equal(emulator.requests[0]?.body.messages[0].content, 'prompt\n\nsaved rules');
+    assert.equal(emulator.requests[0]?.body.messages.filter((message: { role: string }) => message.role === 'system').length, 1);
+    assert.match(String(agent.messages.find((message) => /loop guard/.test(String(message.content)))?.role), /user/);
+  });
+});
