@@ -74,12 +74,12 @@ describe('unstuck chat in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux 
 
     const second = await openTmuxTerminal({ command: command(['--base-url', server.url, '--profile', 'deepseek', '--resume']), cwd, env });
     try {
-      await second.waitFor(new RegExp(`resumed session ${sessionId} \\(5 messages\\)`));
+      await second.waitFor(new RegExp(`resumed session ${sessionId} \\(5 messages\\).*\\n {2}you: run the slow thing\\n {2}model: Hello! Ask me anything\\.\\n>$`));
       await second.waitFor(/^>$/m);
       await second.type('are you there?');
       await second.waitFor(/Still here after the abort\.\n>$/);
       await second.type('/sessions');
-      await second.waitFor(new RegExp(`\\* ${sessionId}  `));
+      await second.waitFor(new RegExp(`\\* ${sessionId}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +[\\d.]+ KB  hello\\n>$`));
       // Input history survives the restart (answers to questions are not in it): Up, Up, Up recalls the first run's prompt.
       await second.keys('Up', 'Up', 'Up');
       await second.waitFor(/\n> run the slow thing$/);
@@ -88,7 +88,7 @@ describe('unstuck chat in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux 
       const fresh = await second.waitFor(/\nnew session (\S+) · \/help for commands\n>$/);
       assert.notEqual(/\nnew session (\S+) ·/.exec(fresh)?.[1], sessionId);
       await second.type(`/resume ${sessionId.slice(0, 15)}`);
-      await second.waitFor(new RegExp(`\\nresumed session ${sessionId} \\(7 messages\\) · /help for commands\\n>$`));
+      await second.waitFor(new RegExp(`\\nresumed session ${sessionId} \\(7 messages\\) · /help for commands\\n {2}you: are you there\\?\\n {2}model: Still here after the abort\\.\\n>$`));
       await second.type('/exit');
       await second.waitFor(/\[exited 0\]/);
     } finally {

@@ -1,4 +1,6 @@
 import { createInterface } from 'node:readline';
+import type { Message } from '../../core/messages.js';
+import { textOf } from '../../core/messages.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { createChatRenderer } from './chat-renderer.js';
@@ -6,6 +8,7 @@ import { appendInputHistory, loadInputHistory } from './input-history.js';
 import type { OpenedSession } from './open-chat-session.js';
 import { openChatSession } from './open-chat-session.js';
 import { describeOpenedSession } from './session-report.js';
+import { readSessionTitle } from './session-title.js';
 import { createSpinner } from './spinner.js';
 import type { TerminalStyle } from './terminal-style.js';
 import { colorWanted, createTerminalStyle } from './terminal-style.js';
@@ -157,7 +160,8 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
           if (entries.length === 0) renderer.note('no saved sessions yet');
           for (const entry of entries) {
             const mark = entry.id === current.id ? '*' : ' ';
-            renderer.note(`${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes)}`);
+            const title = await readSessionTitle(entry.path);
+            renderer.note(`${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes).padStart(8)}${title === undefined ? '' : `  ${title}`}`);
           }
           return;
         }
@@ -232,6 +236,22 @@ function announce(renderer: ChatRenderer, style: TerminalStyle, session: OpenedS
   const head = resumed ? `resumed session ${session.id} (${count} messages)` : `new session ${session.id}`;
   renderer.note(style.dim(`${head}${where === undefined ? '' : ` · ${where}`} · /help for commands`));
   for (const line of describeOpenedSession(session, cwd)) renderer.note(style.yellow(line));
+  if (resumed) for (const line of lastExchange(session.agent.messages)) renderer.note(style.dim(line));
+}
+
+/** Where a resumed conversation left off: its last question and last answer, one line each. */
+function lastExchange(messages: readonly Message[]): string[] {
+  const lines: string[] = [];
+  const question = messages.findLast((message) => message.role === 'user' && textOf(message.content).trim() !== '');
+  const answer = messages.findLast((message) => message.role === 'assistant' && textOf(message.content).trim() !== '');
+  if (question !== undefined) lines.push(`  you: ${oneLine(textOf(question.content))}`);
+  if (answer !== undefined) lines.push(`  model: ${oneLine(textOf(answer.content))}`);
+  return lines;
+}
+
+function oneLine(text: string, limit = 100): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= limit ? flat : `${flat.slice(0, limit - 3)}...`;
 }
 
 function formatBytes(bytes: number): string {
