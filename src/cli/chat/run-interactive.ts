@@ -15,6 +15,9 @@ import { colorWanted, createTerminalStyle } from './terminal-style.js';
 import { createBuiltinTools } from './tools/builtin-tools.js';
 import type { Confirm } from './tools/confirm.js';
 
+/** How long leaving waits for an aborted turn to save before it goes anyway. */
+const LEAVE_WAIT_MS = 3000;
+
 const HELP = [
   '/new            start a new session',
   '/sessions       list the sessions of this directory',
@@ -105,7 +108,8 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
       spinner.stop();
       const finish = async (): Promise<void> => {
         turn?.controller.abort();
-        await turn?.done;
+        // The runner settles an aborted turn (cancelled results, a save) at once; never hang the exit on it.
+        if (turn !== undefined) await Promise.race([turn.done, new Promise((resolve) => setTimeout(resolve, LEAVE_WAIT_MS).unref())]);
         await current.store.close().catch(() => undefined);
         rl.close();
         resolveExit(code);
@@ -135,8 +139,10 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
     };
 
     const switchTo = async (choice: SessionChoice): Promise<void> => {
-      const next = await open(choice);
+      // Release the writer lock first: `/resume` of the session already open must not wait for it.
+      // A closed store takes the lock again on its next save, so a failed switch leaves `current` usable.
       await current.store.close().catch(() => undefined);
+      const next = await open(choice);
       current = next;
       announce(renderer, style, current, choice.kind === 'resume', undefined, io.cwd);
     };
