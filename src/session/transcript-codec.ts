@@ -306,15 +306,28 @@ export interface FormatOptions {
 }
 
 export function formatTranscriptText(messages: readonly Message[], options: FormatOptions): string {
-  const bodies: string[] = [];
-  const digest = createHash('sha256');
+  // Every message's JSON, followed by a comma, in one buffer: the digest covers it, and each
+  // marker is a base64 slice of it (fewer, larger allocations than one buffer per message).
+  const jsons: string[] = new Array<string>(messages.length);
+  let total = 0;
   for (let index = 0; index < messages.length; index += 1) {
-    const formatted = formatMessage(messages[index]!, options.first + index);
-    digest.update(formatted.bytes).update(',');
-    bodies.push(formatted.text);
+    const json = JSON.stringify(messages[index]);
+    if (typeof json !== 'string') throw new TypeError(`message ${options.first + index} is not JSON-serializable`);
+    jsons[index] = json;
+    total += Buffer.byteLength(json, 'utf8') + 1;
   }
+  const all = Buffer.allocUnsafe(total);
+  const ends: number[] = new Array<number>(messages.length);
+  let offset = 0;
+  for (let index = 0; index < jsons.length; index += 1) {
+    offset += all.write(jsons[index]!, offset, 'utf8');
+    ends[index] = offset;
+    all[offset] = 0x2c;
+    offset += 1;
+  }
+  const digest = createHash('sha256').update(all).digest('hex');
   const parts: string[] = [];
-  parts.push(`<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest.digest('hex')} -->\n`);
+  parts.push(`<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest} -->\n`);
   parts.push('# Session transcript\n\n');
   parts.push(`_${options.total} message${options.total === 1 ? '' : 's'}. Each message ends with an \`nf-msg\` marker line that holds it exactly; the text above a marker is for reading and may be shortened._\n\n`);
   if (options.segments.length > 0) {
@@ -327,35 +340,35 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
     }
     parts.push('\n');
   }
-  for (const body of bodies) parts.push(body);
+  let start = 0;
+  for (let index = 0; index < messages.length; index += 1) {
+    pushReadable(parts, messages[index]!, options.first + index);
+    parts.push(`${MARKER_PREFIX}${all.toString('base64', start, ends[index])}${MARKER_SUFFIX}\n\n`);
+    start = ends[index]! + 1;
+  }
   return parts.join('');
 }
 
-/** One message: heading, readable body, marker line, blank line; and the JSON bytes the marker holds. */
-function formatMessage(message: Message, number: number): { text: string; bytes: Buffer } {
-  const json = JSON.stringify(message);
-  if (typeof json !== 'string') throw new TypeError(`message ${number} is not JSON-serializable`);
-  const bytes = Buffer.from(json, 'utf8');
-  const payload = bytes.toString('base64');
-  const marker = `${MARKER_PREFIX}${payload}${MARKER_SUFFIX}\n\n`;
+/** One message's heading and readable body (everything above its marker line). */
+function pushReadable(parts: string[], message: Message, number: number): void {
   let heading = `## ${number} · ${inline(String(message.role))}`;
   if (typeof message.name === 'string') heading += ` · ${inline(message.name)}`;
   if (typeof message.tool_call_id === 'string') heading += ` · \`${inline(message.tool_call_id)}\``;
-  const body: string[] = [`${heading}\n\n`];
+  parts.push(`${heading}\n\n`);
   if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '') {
-    body.push('**Reasoning**\n\n', fenced(message.reasoning_content));
+    parts.push('**Reasoning**\n\n', fenced(message.reasoning_content));
   }
   const text = textOf(message.content);
   if (message.role === 'tool') {
-    body.push(text === '' ? '_(no content)_\n\n' : fenced(text));
+    parts.push(text === '' ? '_(no content)_\n\n' : fenced(text));
   } else if (text !== '') {
-    body.push(markdown(text));
+    parts.push(markdown(text));
   } else if (!Array.isArray(message.tool_calls) || message.tool_calls.length === 0) {
-    body.push('_(no content)_\n\n');
+    parts.push('_(no content)_\n\n');
   }
   if (Array.isArray(message.content)) {
     for (const part of message.content) {
-      if (part !== null && typeof part === 'object' && part.type !== 'text') body.push(`_[${inline(String(part.type))} part]_\n\n`);
+      if (part !== null && typeof part === 'object' && part.type !== 'text') parts.push(`_[${inline(String(part.type))} part]_\n\n`);
     }
   }
   if (Array.isArray(message.tool_calls)) {
@@ -363,11 +376,9 @@ function formatMessage(message: Message, number: number): { text: string; bytes:
       const name = typeof call?.function?.name === 'string' ? call.function.name : '?';
       const id = typeof call?.id === 'string' ? ` · \`${inline(call.id)}\`` : '';
       const args = typeof call?.function?.arguments === 'string' ? call.function.arguments : '';
-      body.push(`**Tool call** \`${inline(name)}\`${id}\n\n`, fenced(args, 'json'));
+      parts.push(`**Tool call** \`${inline(name)}\`${id}\n\n`, fenced(args, 'json'));
     }
   }
-  body.push(marker);
-  return { text: body.join(''), bytes };
 }
 
 const SHORT_CHARS = 2000;
