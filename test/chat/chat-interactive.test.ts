@@ -104,3 +104,48 @@ describe('unstuck chat in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux 
     assert.deepEqual((await readdir(join(cwd, '.unstuck', 'sessions'))).filter((name) => name.endsWith('.md')), [`${sessionId}.md`]);
   });
 });
+
+describe('unstuck chat colours in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux is not installed (apt-get install tmux)' }, () => {
+  it('dims the reasoning and marks tool calls when colour is allowed, and stays plain with NO_COLOR', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'unstuck-chat-colour-'));
+    const colourful = createEmulator({
+      profile: 'deepseek',
+      thinking: true,
+      script: [
+        { reasoning: 'Look at the folder first.', toolCalls: [{ name: 'list_directory', arguments: '{}' }] },
+        { reasoning: 'Empty.', text: 'The folder is empty.' },
+        { reasoning: 'Again.', text: 'Still empty.' },
+      ],
+    });
+    const colourServer = await colourful.listen();
+    const args = ['--base-url', colourServer.url, '--profile', 'deepseek', '--thinking'];
+    try {
+      const tty = await openTmuxTerminal({ command: command(args), cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test', TERM: 'xterm-256color' }) });
+      try {
+        await tty.waitFor(/^>$/m);
+        await tty.type('what is here?');
+        await tty.waitFor(/The folder is empty\.\n>$/);
+        const screen = await tty.screen({ escapes: true });
+        assert.match(screen, /\x1b\[2mLook at the folder first\./);
+        assert.match(screen, /⚙ list_directory/);
+        assert.match(screen, /  ✓ list_directory: \.unstuck\//);
+      } finally {
+        await tty.close();
+      }
+      const plain = await openTmuxTerminal({ command: command(args), cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test', TERM: 'xterm-256color', NO_COLOR: '1' }) });
+      try {
+        await plain.waitFor(/^>$/m);
+        await plain.type('and now?');
+        await plain.waitFor(/Still empty\.\n>$/);
+        const screen = await plain.screen({ escapes: true });
+        assert.match(screen, /thinking: Again\.\nStill empty\./);
+        assert.doesNotMatch(screen, /\x1b\[2m/);
+      } finally {
+        await plain.close();
+      }
+    } finally {
+      await colourServer.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

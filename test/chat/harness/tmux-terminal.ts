@@ -18,8 +18,8 @@ export interface TmuxTerminal {
   type(text: string, options?: { enter?: boolean }): Promise<void>;
   /** Sends tmux key names: `C-c`, `Up`, `Enter`. */
   keys(...names: string[]): Promise<void>;
-  /** What the pane shows, with the scrollback, trailing blanks trimmed. */
-  screen(): Promise<string>;
+  /** What the pane shows, with the scrollback, trailing blanks trimmed; `escapes` keeps the colour codes. */
+  screen(options?: { escapes?: boolean }): Promise<string>;
   /** Polls the screen until `pattern` matches, at most `timeoutMs`; returns the screen. */
   waitFor(pattern: RegExp, options?: { timeoutMs?: number; after?: number }): Promise<string>;
   close(): Promise<void>;
@@ -37,7 +37,8 @@ export async function openTmuxTerminal(options: { command: string; cwd: string; 
   const line = `env -i ${environment} sh -c ${shellQuote(`${options.command}; echo "[exited $?]"; sleep 3600`)}`;
   await tmux('new-session', '-d', '-s', 'chat', '-x', String(options.width ?? 120), '-y', String(options.height ?? 40), '-c', options.cwd, line);
   await tmux('set-option', '-t', 'chat', 'history-limit', '10000');
-  const screen = async (): Promise<string> => (await tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'chat')).replace(/\s+$/, '');
+  const screen = async (screenOptions: { escapes?: boolean } = {}): Promise<string> =>
+    (await tmux('capture-pane', '-p', '-J', ...(screenOptions.escapes === true ? ['-e'] : []), '-S', '-', '-t', 'chat')).replace(/\s+$/, '');
   return {
     async type(text, typeOptions = {}) {
       await tmux('send-keys', '-t', 'chat', '-l', text);
