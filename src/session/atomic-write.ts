@@ -30,14 +30,30 @@ export async function writeFileAtomic(path: string, data: Uint8Array | Iterable<
   if (options.syncDirectory !== false) await syncDirectory(dirname(path));
 }
 
-/** Makes the directory's entries (creations, renames, removals) durable. */
+/**
+ * Makes the directory's entries (creations, renames, removals) durable. Platforms that cannot
+ * open or fsync a directory (Windows: EISDIR/EPERM) make renames durable on their own terms.
+ */
 export async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, 'r');
+  let handle;
+  try {
+    handle = await open(directory, 'r');
+  } catch (error) {
+    if (isUnsupported(error)) return;
+    throw error;
+  }
   try {
     await handle.sync();
+  } catch (error) {
+    if (!isUnsupported(error)) throw error;
   } finally {
     await handle.close();
   }
+}
+
+function isUnsupported(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EISDIR' || code === 'EPERM' || code === 'EINVAL' || code === 'EBADF';
 }
 
 /** `.NAME.tmp-PID-RANDOM`: hidden, never matched by a reader, recognizably ours for cleanup. */
