@@ -1,0 +1,90 @@
+import type { RuleId } from '../rule-ids.js';
+import { buildAnthropicMessages, fromAnthropicMessages, isToolResultBlock } from './anthropic-messages.js';
+import { checkAnthropicMessages } from './anthropic-check.js';
+import { preview, repairThroughCore, type NativeEntry } from './core-pass.js';
+import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
+import { isRecord } from './native-tag.js';
+import { pairingProfile } from './pairing-profile.js';
+
+const WHY: Partial<Record<RuleId, string>> = {
+  'thinking-block-missing':
+    'a thinking block carries a signature only Anthropic can issue, so repair cannot recreate it: restore the thinking blocks from the original response, or send the request with thinking disabled',
+  'system-role-in-messages': "a system message belongs in the request's top-level `system` parameter; moving it there is the caller's decision",
+  'role-unknown': 'the role has no equivalent in the Messages API',
+  'empty-messages': 'there are no messages to send',
+};
+
+/**
+ * Anthropic Messages repaired: empty text blocks dropped, empty messages dropped, consecutive
+ * same-role messages merged (split parallel results come together, tool_result blocks first),
+ * then the core's pairing repair on the converted form, then the turns settled again.
+ */
+export function repairAnthropicMessages(input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
+  if (checkAnthropicMessages(input, options).length === 0) return { messages: input as unknown[], changes: [], remaining: [], changed: false };
+  const changes: FormatChange[] = [];
+  let entries: NativeEntry[] = [];
+  input.forEach((value, origin) => {
+    if (!isRecord(value) || typeof value['role'] !== 'string') {
+      changes.push({ kind: 'malformed-dropped', index: origin, detail: `not a message object: ${preview(value)}` });
+      return;
+    }
+    entries.push({ value: dropEmptyTextBlocks(value, origin, changes), origin });
+  });
+  entries = settleTurns(entries, changes);
+  entries = repairThroughCore(
+    entries,
+    { from: fromAnthropicMessages, build: buildAnthropicMessages },
+    { profile: pairingProfile('anthropic', true), unanswered: options.unanswered ?? 'synthesize', orphans: options.orphans ?? 'to-user' },
+    changes,
+  );
+  entries = settleTurns(entries, changes);
+  const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
+  const remaining = checkAnthropicMessages(messages, options).map((violation) => ({ ...violation, why: WHY[violation.rule] ?? 'no repair strategy covers this case' }));
+  return { messages, changes, remaining, changed: changes.length > 0 };
+}
+
+function dropEmptyTextBlocks(message: Record<string, unknown>, origin: number, changes: FormatChange[]): Record<string, unknown> {
+  const content = message['content'];
+  if (!Array.isArray(content)) return message;
+  const kept = content.filter((block) => !(isRecord(block) && block['type'] === 'text' && (typeof block['text'] !== 'string' || block['text'].trim() === '')));
+  if (kept.length === content.length) return message;
+  changes.push({ kind: 'block-dropped', index: origin, detail: `${content.length - kept.length} empty text block(s) dropped: the API rejects text blocks without text` });
+  return { ...message, content: kept };
+}
+
+function isEmpty(content: unknown): boolean {
+  return content === undefined || content === null || content === '' || (Array.isArray(content) && content.length === 0);
+}
+
+/** Empty messages dropped (a final assistant prefill may stay empty); consecutive same-role messages merged. */
+function settleTurns(entries: NativeEntry[], changes: FormatChange[]): NativeEntry[] {
+  const kept = entries.filter((entry, position) => {
+    const message = entry.value as Record<string, unknown>;
+    if (!isEmpty(message['content']) || (position === entries.length - 1 && message['role'] === 'assistant')) return true;
+    changes.push({ kind: 'empty-message-dropped', index: entry.origin, detail: `${String(message['role'])} message with no content` });
+    return false;
+  });
+  const out: NativeEntry[] = [];
+  for (const entry of kept) {
+    const previous = out[out.length - 1];
+    const message = entry.value as Record<string, unknown>;
+    const role = message['role'];
+    if (previous === undefined || (role !== 'user' && role !== 'assistant') || (previous.value as Record<string, unknown>)['role'] !== role) {
+      out.push(entry);
+      continue;
+    }
+    let blocks = [...blocksOf((previous.value as Record<string, unknown>)['content']), ...blocksOf(message['content'])];
+    // The API wants a user message's tool_result blocks before anything else in it.
+    if (role === 'user') blocks = [...blocks.filter(isToolResultBlock), ...blocks.filter((block) => !isToolResultBlock(block))];
+    previous.value = { ...(previous.value as Record<string, unknown>), content: blocks };
+    const before = previous.added === true ? `the results added for the calls of input index ${previous.origin}` : `the ${String(role)} message before it (input index ${previous.origin})`;
+    changes.push({ kind: 'messages-merged', index: entry.origin, detail: `${String(role)} message merged into ${before}: roles must alternate` });
+    if (previous.added !== true) changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the blocks of the ${String(role)} message at input index ${entry.origin}, which followed it` });
+  }
+  return out;
+}
+
+function blocksOf(content: unknown): unknown[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  return Array.isArray(content) ? content : [];
+}

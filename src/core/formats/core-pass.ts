@@ -1,0 +1,47 @@
+import type { Message } from '../messages.js';
+import { repair, type RepairOptions } from '../repair.js';
+import type { Converted, FormatChange } from './format-types.js';
+
+/** A native element on its way through a repair, with the index it had in the input. */
+export interface NativeEntry {
+  value: unknown;
+  origin: number;
+  /** Made by the repair (results added for unanswered calls); `origin` is then the call's message. */
+  added?: boolean;
+}
+
+export interface Converter {
+  from(values: readonly unknown[]): Converted<Message>;
+  build(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[] };
+}
+
+/**
+ * Runs the core's repair (pairing by position, wedged messages moved after the block, error
+ * results for unanswered calls, orphans kept as text) on the converted form, and converts back.
+ * Each change is re-addressed to the native input index it concerns.
+ */
+export function repairThroughCore(entries: NativeEntry[], converter: Converter, options: RepairOptions, changes: FormatChange[]): NativeEntry[] {
+  const converted = converter.from(entries.map((entry) => entry.value));
+  const result = repair(converted.messages, options);
+  if (!result.changed) return entries;
+  const originOf = (convertedIndex: number) => (entries[converted.origins[convertedIndex] ?? 0] as NativeEntry).origin;
+  for (const change of result.changes) changes.push({ ...change, index: originOf(change.index) });
+  const built = converter.build(result.messages);
+  let previous = entries[0]?.origin ?? 0;
+  return built.messages.map((value, position) => {
+    const source = built.sources[position];
+    const origin = source === undefined ? previous : (entries[source] as NativeEntry).origin;
+    previous = origin;
+    return source === undefined ? { value, origin, added: true } : { value, origin };
+  });
+}
+
+export function preview(value: unknown): string {
+  let text: string;
+  try {
+    text = value === undefined ? 'undefined' : JSON.stringify(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
