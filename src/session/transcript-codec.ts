@@ -160,7 +160,7 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
   if (declared !== undefined) result.declared = declared;
   return { result, swallowed, damaged };
 
-  /** Checks a marker line's shape and decodes its base64; the JSON is parsed for all markers at once, below. */
+  /** Checks a marker line's shape; the payloads are decoded for all markers at once, below. */
   function readMarker(line: string, offset: number): void {
     let close = line.lastIndexOf(MARKER_SUFFIX);
     const tail = close === -1 ? '' : line.slice(close + MARKER_SUFFIX.length);
@@ -170,15 +170,7 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
     }
     pendingHeading = -1;
     if (close < MARKER_PREFIX.length) close = MARKER_PREFIX.length;
-    const payload = line.slice(MARKER_PREFIX.length, close);
-    const bytes = Buffer.from(payload, 'base64');
-    // Node's decoder skips what is not base64; a canonical payload decodes to exactly this many bytes.
-    const padding = payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0;
-    if (payload.length % 4 !== 0 || bytes.length !== (payload.length / 4) * 3 - padding) {
-      markers.push({ offset, bytes: Buffer.from(payload), valid: false });
-      return;
-    }
-    markers.push({ offset, bytes, valid: true });
+    markers.push({ offset, payload: line.slice(MARKER_PREFIX.length, close) });
   }
 
   function readDeclaration(line: string, offset: number): boolean {
@@ -209,37 +201,46 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
 
 interface MarkerPayload {
   offset: number;
-  /** The decoded JSON bytes; for a payload that is not base64, the payload itself (for the digest). */
-  bytes: Buffer;
-  valid: boolean;
+  payload: string;
 }
 
-const COMMA = Buffer.from(',');
 /** Faster than Buffer#toString for text that is not ASCII (Node 20). Not fatal: U+FFFD is checked after. */
 const utf8 = new TextDecoder('utf-8');
 
 /**
- * The digest covers every marker's JSON followed by a comma. Those same bytes, in brackets, are
- * a JSON array: parsing it once is much cheaper than one JSON.parse per message. Any irregularity
- * (bad base64, bad UTF-8, bad JSON, a payload that is not one message) falls back to reading the
- * markers one by one, each failure listed with its line.
+ * The digest covers every marker's JSON followed by a comma. Those same bytes, after a `[` and
+ * with the last comma turned into `]`, are a JSON array: decoding all payloads into one buffer
+ * and parsing it once is much cheaper than one JSON.parse per message. Any irregularity (bad
+ * base64, bad UTF-8, bad JSON, a payload that is not exactly one message) falls back to reading
+ * the markers one by one, each failure listed with its line.
  */
 function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Hash): void {
   if (markers.length === 0) return;
-  const parts: Buffer[] = [];
-  let allValid = true;
+  let bound = 2;
+  for (const marker of markers) bound += (marker.payload.length >>> 2) * 3 + 1;
+  const all = Buffer.allocUnsafe(bound);
+  all[0] = 0x5b; // [
+  let position = 1;
+  let whole = true;
   for (const marker of markers) {
-    parts.push(marker.bytes, COMMA);
-    if (!marker.valid) allValid = false;
+    const expected = decodedLength(marker.payload);
+    if (expected === -1 || all.write(marker.payload, position, 'base64') !== expected) {
+      whole = false;
+      break;
+    }
+    position += expected;
+    all[position] = 0x2c; // ,
+    position += 1;
   }
-  const all = Buffer.concat(parts);
-  digest.update(all);
-  if (allValid) {
-    const json = utf8.decode(all.subarray(0, all.length - 1));
-    if (!json.includes('\ufffd') || isUtf8(all)) {
+  if (whole) {
+    digest.update(all.subarray(1, position));
+    all[position - 1] = 0x5d; // ]
+    const array = all.subarray(0, position);
+    const json = utf8.decode(array);
+    if (!json.includes('\ufffd') || isUtf8(array)) {
       let values: unknown;
       try {
-        values = JSON.parse(`[${json}]`);
+        values = JSON.parse(json);
       } catch {
         values = undefined;
       }
@@ -250,17 +251,20 @@ function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: {
     }
   }
   for (const marker of markers) {
-    if (!marker.valid) {
+    const bytes = Buffer.from(marker.payload, 'base64');
+    if (decodedLength(marker.payload) !== bytes.length) {
+      if (!whole) digest.update(marker.payload).update(',');
       problems.push({ file, line: lines.at(marker.offset), why: 'nf-msg marker payload is not valid base64: the message was not recovered' });
       continue;
     }
-    if (!isUtf8(marker.bytes)) {
+    if (!whole) digest.update(bytes).update(',');
+    if (!isUtf8(bytes)) {
       problems.push({ file, line: lines.at(marker.offset), why: 'nf-msg marker payload is not UTF-8: the message was not recovered' });
       continue;
     }
     let value: unknown;
     try {
-      value = JSON.parse(marker.bytes.toString('utf8'));
+      value = JSON.parse(bytes.toString('utf8'));
     } catch (error) {
       problems.push({ file, line: lines.at(marker.offset), why: `nf-msg marker payload is not JSON (${(error as Error).message}): the message was not recovered` });
       continue;
@@ -271,6 +275,16 @@ function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: {
     }
     messages.push(value);
   }
+}
+
+/**
+ * Bytes a canonical base64 payload decodes to, or -1 if its length cannot be base64. Node's
+ * decoder skips characters that are not base64, so a payload with any decodes to fewer bytes.
+ */
+function decodedLength(payload: string): number {
+  if (payload.length % 4 !== 0) return -1;
+  const padding = payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0;
+  return (payload.length / 4) * 3 - padding;
 }
 
 /** Line numbers from offsets, counted only when a problem needs one (in increasing order, mostly). */
