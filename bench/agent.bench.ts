@@ -1,4 +1,6 @@
 import { cpus } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createAgent } from '../src/agent/index.js';
 import type { Tool } from '../src/agent/index.js';
 import { repair } from '../src/core/index.js';
@@ -15,7 +17,7 @@ import { buildPoisonedSession } from '../test/chat/fixtures/poisoned-session.js'
  * Target (issue 4): runner overhead <= 5% per step.
  */
 const STEPS = 50;
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 9);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 11);
 const model = 'deepseek-chat';
 const history = repair(buildPoisonedSession(), { profile: 'deepseek', model }).messages;
 const echo: Tool = { name: 'echo', description: 'echoes', parameters: { type: 'object', properties: { text: { type: 'string' } } }, run: async (args) => `echo: ${(args as { text: string }).text}` };
@@ -74,15 +76,27 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+// A full collection before each timed loop, so one loop does not pay for the garbage of the last.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+async function timed(run: () => Promise<number>): Promise<number> {
+  collectGarbage();
+  return await run();
+}
+
 await bareLoop(-1, false);
 await agentLoop(-2, false);
 const bare: number[] = [];
 const agent: number[] = [];
 const agentStreaming: number[] = [];
 for (let round = 0; round < ROUNDS; round += 1) {
-  bare.push(await bareLoop(round, false));
-  agent.push(await agentLoop(round, false));
-  agentStreaming.push(await agentLoop(round, true));
+  // Alternate the order (ABC, CBA) so neither loop always runs on a warmer or colder heap.
+  const order = round % 2 === 0 ? ['bare', 'agent', 'stream'] : ['stream', 'agent', 'bare'];
+  for (const which of order) {
+    if (which === 'bare') bare.push(await timed(() => bareLoop(round, false)));
+    if (which === 'agent') agent.push(await timed(() => agentLoop(round, false)));
+    if (which === 'stream') agentStreaming.push(await timed(() => agentLoop(round, true)));
+  }
 }
 const bareStep = median(bare) / STEPS;
 const agentStep = median(agent) / STEPS;
