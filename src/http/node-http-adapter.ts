@@ -3,6 +3,8 @@ import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, RequestOptions, ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { pipeline, Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { ProxyRequest } from './create-proxy-handler.js';
 
 /*
@@ -76,7 +78,8 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
     outgoing.end();
     return;
   }
-  outgoing.flushHeaders(); // an SSE client sees the status at once, before the first event
+  // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
+  if (response.headers.get('content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
 
   const reader = response.body.getReader();
   try {
@@ -206,7 +209,7 @@ export function createNodeFetch(options: { maxSockets?: number } = {}): typeof f
           resolve(new Response(null, init));
           return;
         }
-        resolve(new Response(readableOf(incoming), init));
+        resolve(new Response(decodedBody(incoming, responseHeaders), init));
       });
       const onAbortBeforeResponse = (): void => {
         outgoing.destroy();
@@ -228,4 +231,18 @@ async function bodyBytes(body: RequestInit['body'] | ArrayBuffer | undefined): P
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
   return new Uint8Array(await new Response(body).arrayBuffer());
+}
+
+/**
+ * The body as sent, or decoded when the upstream compressed it although we asked for identity
+ * (fetch decodes too, and the proxy drops `content-encoding` for that reason).
+ */
+function decodedBody(incoming: IncomingMessage, headers: Headers): ReadableStream<Uint8Array> {
+  const encoding = (headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
+  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  if (decoder === undefined) return readableOf(incoming);
+  headers.delete('content-encoding');
+  headers.delete('content-length');
+  pipeline(incoming, decoder, () => undefined); // an error on either side destroys the other
+  return Readable.toWeb(decoder) as ReadableStream<Uint8Array>;
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
 import { readLimitedBody } from '../../src/http/read-limited-body.js';
@@ -169,4 +170,20 @@ test('createNodeFetch: a response cut off mid-body errors the body stream; a 204
   assert.equal(empty.body, null);
   const cut = await nodeFetch(`${server.url}/cut`);
   await assert.rejects(cut.arrayBuffer());
+});
+
+test('createNodeFetch decodes a gzip body an upstream sent although identity was asked for', async (t) => {
+  const { createServer } = await import('node:http');
+  const { gzipSync } = await import('node:zlib');
+  const server = createServer((incoming, outgoing) => {
+    outgoing.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    outgoing.end(gzipSync('{"compressed":true}'));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as { port: number };
+  const response = await createNodeFetch()(`http://127.0.0.1:${port}/`);
+  assert.equal(response.headers.get('content-encoding'), null);
+  assert.deepEqual(await response.json(), { compressed: true });
 });
