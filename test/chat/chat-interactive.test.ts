@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { access, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -145,6 +145,28 @@ describe('unstuck chat colours in a terminal (tmux)', { skip: hasTmux() ? false 
       }
     } finally {
       await colourServer.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('unstuck chat -p in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux is not installed (apt-get install tmux)' }, () => {
+  it('asks before a change when a person is there, and answers on stdout', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'unstuck-chat-ask-'));
+    const asking = createEmulator({ profile: 'deepseek', script: [{ toolCalls: [{ name: 'write_file', arguments: '{"path":"made.txt","content":"yes"}' }] }, { text: 'Written.' }] });
+    const askingServer = await asking.listen();
+    try {
+      const tty = await openTmuxTerminal({ command: command(['--base-url', askingServer.url, '--profile', 'deepseek', '-p', 'make a file']), cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test', TERM: 'xterm-256color', NO_COLOR: '1' }) });
+      try {
+        await tty.waitFor(/\[tool\] write_file path="made\.txt" content="yes"\nAllow write_file: create made\.txt \(3 bytes\)\? \[y\]es \/ \[n\]o \/ \[a\]lways$/);
+        await tty.type('y');
+        await tty.waitFor(/ \[a\]lways y\n {2}\[done\] write_file: wrote 3 bytes to made\.txt\nWritten\.\n\[exited 0\]$/);
+      } finally {
+        await tty.close();
+      }
+      assert.equal(await readFile(join(dir, 'made.txt'), 'utf8'), 'yes');
+    } finally {
+      await askingServer.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -1,4 +1,5 @@
 import type { AgentEvent, ChangeLike, Tool } from './agent-port.js';
+import { createTerminalConfirm } from './ask-on-terminal.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import { createChatRenderer } from './chat-renderer.js';
 import { openChatSession } from './open-chat-session.js';
@@ -22,7 +23,8 @@ interface ToolCallRecord {
 /**
  * `unstuck chat -p "..."`: one turn, the answer on stdout (or one JSON object with `--json`),
  * everything else on stderr; exit 0 when the turn ended normally, 1 when it failed.
- * Without `--yes` and without a person to ask, changes are declined and the model is told so.
+ * Without `--yes`, a person at a terminal is asked before each change; without one to ask
+ * (stdin not a terminal, or `--json`), changes are declined and the model is told so.
  */
 export async function runOneShot(context: ChatContext, input: { prompt: string; session: SessionChoice; json: boolean }): Promise<number> {
   const { io, sessions } = context;
@@ -31,14 +33,15 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
     await sessions.ensure();
     entry.path = sessions.pathOf(entry.id);
   }
-  const tools: Tool[] = createBuiltinTools({ root: io.cwd, confirm: context.yes ? allowAll : denyAll, env: io.env });
-  const session = await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config: context.config, tools, fetch: context.fetch, cwd: io.cwd });
-
   const style = createTerminalStyle(colorWanted(io.stderr, io.env));
   const notes = { write: (text: string) => io.stderr.write(text) };
   const renderer = input.json
     ? undefined
     : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled });
+  // A person at a terminal is asked; a script (stdin not a terminal, or --json) is not: changes are declined.
+  const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createTerminalConfirm(io.stdin, io.stderr, style, { hold: () => renderer?.hold(), release: () => renderer?.release() }) : denyAll;
+  const tools: Tool[] = createBuiltinTools({ root: io.cwd, confirm, env: io.env });
+  const session = await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config: context.config, tools, fetch: context.fetch, cwd: io.cwd });
   if (renderer !== undefined) for (const line of describeOpenedSession(session, io.cwd)) renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);
 
   const controller = new AbortController();
