@@ -300,6 +300,12 @@ export function createAgent(options: AgentOptions): Agent {
         yield { type: 'turn-end', reason: 'error' };
         return;
       }
+      if (text.length === 0) {
+        // An empty message would be dropped by a repair for providers that reject empty content.
+        yield { type: 'error', message: 'the message is empty: nothing to send' };
+        yield { type: 'turn-end', reason: 'error' };
+        return;
+      }
       running = true;
       const controller = new AbortController();
       const outer = turnOptions.signal;

@@ -187,3 +187,12 @@ describe('createAgent: profiles where a system message may only come first', () 
     assert.match(String(agent.messages.find((message) => /loop guard/.test(String(message.content)))?.role), /user/);
   });
 });
+
+test('createAgent: an empty message is refused, not added', async () => {
+  const emulator = createEmulator();
+  const agent = agentFor(emulator);
+  const events = await collect(agent.runTurn(''));
+  assert.deepEqual(lastEvent(events), { type: 'turn-end', reason: 'error' });
+  assert.deepEqual(agent.messages, []);
+  assert.equal(emulator.requests.length, 0);
+});

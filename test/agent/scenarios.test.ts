@@ -12,7 +12,7 @@ import type { AgentEvent, Tool } from '../../src/agent/index.js';
 import { check } from '../../src/core/index.js';
 import type { Message } from '../../src/core/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import { createTranscriptStore, formatTranscript } from '../../src/session/index.js';
+import { createJournalStore, createTranscriptStore, formatTranscript } from '../../src/session/index.js';
 import { POISONED_INDEX, POISONED_LENGTH, buildPoisonedSession } from '../chat/fixtures/poisoned-session.js';
 import { agentFor, assertEveryRequestValid, assertValidHistory, collect, echoTool, lastEvent, recordingStore, userTexts } from './helpers.js';
 
@@ -306,5 +306,34 @@ describe('a history that outgrows the context window', () => {
     const last = emulator.requests.at(-1)?.body.messages;
     assert.equal(last[0].content, 'a long task', 'the user message of the turn is always sent');
     assert.equal(last[1].role, 'assistant');
+  });
+});
+
+describe('a file-backed session', () => {
+  test('a JSONL journal gets appends step by step, a repair rewrites it, and a reopened agent sees the same history', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'unstuck-agent-journal-'));
+    try {
+      const path = join(directory, 'session.jsonl');
+      const seeded = createJournalStore(path);
+      // A killed run: calls without results, saved as the process died.
+      await seeded.save([{ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: [{ id: 'call_dead', type: 'function', function: { name: 'echo', arguments: '{}' } }] }]);
+      await seeded.close();
+      const emulator = createEmulator({ script: [{ toolCalls: [{ name: 'echo', arguments: '{"text":"j"}' }] }, { text: 'journaled' }] });
+      const store = createJournalStore(path);
+      const agent = agentFor(emulator, { tools: [echoTool], session: store });
+      const events = await collect(agent.runTurn('again'));
+      assert.equal(reason(events), 'stop');
+      await store.close();
+      const reopenedStore = createJournalStore(path);
+      const reopened = agentFor(emulator, { session: reopenedStore });
+      const opened = await reopened.open();
+      assert.deepEqual(opened, { changes: [], problems: [] });
+      assert.deepEqual(reopened.messages, agent.messages);
+      assertValidHistory(reopened.messages);
+      await nextTurnSucceeds(reopened, emulator);
+      await reopenedStore.close();
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });
