@@ -354,17 +354,19 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
     }
     parts.push('\n');
   }
+  let text = parts.join('');
   let start = 0;
   for (let index = 0; index < messages.length; index += 1) {
-    pushReadable(parts, messages[index]!, options.first + index);
-    parts.push(`${MARKER_PREFIX}${all.toString('base64', start, ends[index])}${MARKER_SUFFIX}\n\n`);
+    text += readable(messages[index]!, options.first + index);
+    text += `${MARKER_PREFIX}${all.toString('base64', start, ends[index])}${MARKER_SUFFIX}\n\n`;
     start = ends[index]! + 1;
   }
-  return parts.join('');
+  return text;
 }
 
 /** One message's heading and readable body (everything above its marker line). */
-function pushReadable(parts: string[], message: Message, number: number): void {
+function readable(message: Message, number: number): string {
+  const parts: string[] = [];
   let heading = `## ${number} · ${inline(String(message.role))}`;
   if (typeof message.name === 'string') heading += ` · ${inline(message.name)}`;
   if (typeof message.tool_call_id === 'string') heading += ` · \`${inline(message.tool_call_id)}\``;
@@ -393,6 +395,7 @@ function pushReadable(parts: string[], message: Message, number: number): void {
       parts.push(`**Tool call** \`${inline(name)}\`${id}\n\n`, fenced(args, 'json'));
     }
   }
+  return parts.join('');
 }
 
 const SHORT_CHARS = 2000;
