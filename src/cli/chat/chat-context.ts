@@ -15,5 +15,4 @@ export interface ChatContext {
   yes: boolean;
 }
 
-/** Which session to start in: a new one, or `--resume [id]` (the newest without an id). */
-export type SessionChoice = { kind: 'new' } | { kind: 'resume'; id?: string };
+export type { SessionChoice } from './session-directory.js';

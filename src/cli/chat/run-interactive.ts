@@ -76,11 +76,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
   const tools = createBuiltinTools({ root: io.cwd, confirm, env: io.env });
 
   const open = async (choice: SessionChoice): Promise<OpenedSession> => {
-    const entry = choice.kind === 'resume' ? await sessions.find(choice.id) : { id: sessions.createId(), path: '' };
-    if (choice.kind === 'new') {
-      await sessions.ensure();
-      entry.path = sessions.pathOf(entry.id);
-    }
+    const entry = await sessions.select(choice);
     return await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config, tools, fetch: context.fetch, cwd: io.cwd });
   };
 

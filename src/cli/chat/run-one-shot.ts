@@ -28,11 +28,7 @@ interface ToolCallRecord {
  */
 export async function runOneShot(context: ChatContext, input: { prompt: string; session: SessionChoice; json: boolean }): Promise<number> {
   const { io, sessions } = context;
-  const entry = input.session.kind === 'resume' ? await sessions.find(input.session.id) : { id: sessions.createId(), path: '' };
-  if (input.session.kind === 'new') {
-    await sessions.ensure();
-    entry.path = sessions.pathOf(entry.id);
-  }
+  const entry = await sessions.select(input.session);
   const style = createTerminalStyle(colorWanted(io.stderr, io.env));
   const notes = { write: (text: string) => io.stderr.write(text) };
   const renderer = input.json

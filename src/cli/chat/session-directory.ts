@@ -16,6 +16,9 @@ export interface SessionEntry {
   bytes: number;
 }
 
+/** Which session to start in: a new one, or `--resume [id]` (the newest without an id). */
+export type SessionChoice = { kind: 'new' } | { kind: 'resume'; id?: string };
+
 export interface SessionDirectory {
   readonly path: string;
   /** A fresh id, `YYYYMMDD-HHMMSS-xxxx` in UTC, which sorts by time. */
@@ -26,6 +29,8 @@ export interface SessionDirectory {
   /** The session named by `id` or by a unique prefix of it; the newest one without an id. */
   find(id?: string): Promise<SessionEntry>;
   ensure(): Promise<void>;
+  /** The id and file of the chosen session; a new one gets a fresh id (its file appears at its first save). */
+  select(choice: SessionChoice): Promise<{ id: string; path: string }>;
 }
 
 export function createSessionDirectory(cwd: string, options: { now?: () => Date; random?: () => string } = {}): SessionDirectory {
@@ -35,6 +40,10 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
   const pathOf = (id: string): string => {
     if (!ID_PATTERN.test(id)) throw new UnstuckError('USAGE', `'${id}' is not a session id (letters, digits, '.', '_' and '-')`);
     return join(path, `${id}${EXTENSION}`);
+  };
+  const createId = (): string => {
+    const iso = now().toISOString();
+    return `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${random()}`;
   };
   const list = async (): Promise<SessionEntry[]> => {
     let names: string[];
@@ -56,31 +65,36 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
     }
     return entries.sort((a, b) => b.modified.getTime() - a.modified.getTime() || (a.id < b.id ? 1 : -1));
   };
+  const find = async (id?: string): Promise<SessionEntry> => {
+    const entries = await list();
+    if (id === undefined) {
+      const newest = entries[0];
+      if (newest === undefined) throw new UnstuckError('USAGE', `no session to resume in ${SESSIONS_DIRECTORY}`);
+      return newest;
+    }
+    pathOf(id);
+    const exact = entries.find((entry) => entry.id === id);
+    if (exact !== undefined) return exact;
+    const matches = entries.filter((entry) => entry.id.startsWith(id));
+    if (matches.length === 1 && matches[0] !== undefined) return matches[0];
+    if (matches.length > 1) throw new UnstuckError('USAGE', `session id '${id}' is ambiguous: ${matches.map((entry) => entry.id).join(', ')}`);
+    throw new UnstuckError('USAGE', `no session '${id}' in ${SESSIONS_DIRECTORY} (see /sessions)`);
+  };
+  const ensure = async (): Promise<void> => {
+    await mkdir(path, { recursive: true });
+  };
   return {
     path,
-    createId() {
-      const iso = now().toISOString();
-      return `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${random()}`;
-    },
+    createId,
     pathOf,
     list,
-    async find(id) {
-      const entries = await list();
-      if (id === undefined) {
-        const newest = entries[0];
-        if (newest === undefined) throw new UnstuckError('USAGE', `no session to resume in ${SESSIONS_DIRECTORY}`);
-        return newest;
-      }
-      pathOf(id);
-      const exact = entries.find((entry) => entry.id === id);
-      if (exact !== undefined) return exact;
-      const matches = entries.filter((entry) => entry.id.startsWith(id));
-      if (matches.length === 1 && matches[0] !== undefined) return matches[0];
-      if (matches.length > 1) throw new UnstuckError('USAGE', `session id '${id}' is ambiguous: ${matches.map((entry) => entry.id).join(', ')}`);
-      throw new UnstuckError('USAGE', `no session '${id}' in ${SESSIONS_DIRECTORY} (see /sessions)`);
-    },
-    async ensure() {
-      await mkdir(path, { recursive: true });
+    find,
+    ensure,
+    async select(choice) {
+      if (choice.kind === 'resume') return await find(choice.id);
+      await ensure();
+      const id = createId();
+      return { id, path: pathOf(id) };
     },
   };
 }
