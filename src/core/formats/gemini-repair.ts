@@ -1,0 +1,97 @@
+import type { RuleId } from '../rule-ids.js';
+import { preview, repairThroughCore, type NativeEntry } from './core-pass.js';
+import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
+import { checkGeminiContents, countCalls, isDatalessPart, isEmptyTextPart } from './gemini-check.js';
+import { buildGeminiContents, callOf, fromGeminiContents, roleOf } from './gemini-contents.js';
+import { isRecord } from './native-tag.js';
+import { pairingProfile } from './pairing-profile.js';
+
+const WHY: Partial<Record<RuleId, string>> = {
+  'role-unknown': "the role has no equivalent in contents (system text belongs in the request's systemInstruction)",
+  'empty-messages': 'there are no contents to send',
+};
+
+const RENAMED: Record<string, string> = { assistant: 'model', tool: 'user', function: 'user' };
+
+/**
+ * Gemini contents repaired: roles the API does not know mapped to user/model, empty text parts and
+ * parts without data dropped, empty turns dropped, a call turn after a model turn merged into it,
+ * a call turn with nothing before it kept as user text; then the core's pairing repair on the
+ * converted form (responses moved next to their call turn, error responses for unanswered calls,
+ * orphan responses kept as text). Repeated until the contents settle (twice at most in practice).
+ */
+export function repairGeminiContents(input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
+  if (checkGeminiContents(input).length === 0) return { messages: input as unknown[], changes: [], remaining: [], changed: false };
+  const changes: FormatChange[] = [];
+  let entries: NativeEntry[] = [];
+  input.forEach((value, origin) => {
+    if (!isRecord(value)) changes.push({ kind: 'malformed-dropped', index: origin, detail: `not a content object: ${preview(value)}` });
+    else entries.push({ value, origin });
+  });
+  for (let round = 0; round < 3; round += 1) {
+    entries = settleTurns(entries, options, changes);
+    entries = repairThroughCore(
+      entries,
+      { from: fromGeminiContents, build: buildGeminiContents },
+      { profile: pairingProfile('openai', false), unanswered: options.unanswered ?? 'synthesize', orphans: options.orphans ?? 'to-user' },
+      changes,
+    );
+    if (checkGeminiContents(entries.map((entry) => entry.value)).every((violation) => violation.rule in WHY)) break;
+  }
+  const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
+  const remaining = checkGeminiContents(messages).map((violation) => ({ ...violation, why: WHY[violation.rule] ?? 'no repair strategy covers this case' }));
+  return { messages, changes, remaining, changed: changes.length > 0 };
+}
+
+function settleTurns(entries: NativeEntry[], options: FormatRepairOptions, changes: FormatChange[]): NativeEntry[] {
+  const out: NativeEntry[] = [];
+  for (const entry of entries) {
+    let content = entry.value as Record<string, unknown>;
+    const role = content['role'];
+    if (typeof role === 'string' && RENAMED[role] !== undefined) {
+      content = { ...content, role: RENAMED[role] };
+      changes.push({ kind: 'role-renamed', index: entry.origin, detail: `role '${role}' is not a Gemini role; sent as '${RENAMED[role]}'` });
+    }
+    const parts = Array.isArray(content['parts']) ? (content['parts'] as unknown[]) : [];
+    const kept = parts.filter((part) => !isDatalessPart(part) && !isEmptyTextPart(part));
+    if (kept.length !== parts.length) {
+      content = { ...content, parts: kept };
+      changes.push({ kind: 'block-dropped', index: entry.origin, detail: `${parts.length - kept.length} part(s) with no data or empty text dropped` });
+    }
+    if (kept.length === 0) {
+      changes.push({ kind: 'empty-message-dropped', index: entry.origin, detail: `${String(roleOf(content))} turn with no parts` });
+      continue;
+    }
+    const previous = out[out.length - 1];
+    if (roleOf(content) === 'model' && countCalls(content) > 0) {
+      if (previous === undefined) {
+        // Nothing before the call turn to have asked for it (a sliced history): its calls are kept as text.
+        if (options.orphans === 'drop') {
+          changes.push({ kind: 'orphan-dropped', index: entry.origin, detail: `call turn with nothing before it dropped: ${preview(content['parts'])}` });
+          continue;
+        }
+        out.push({ ...entry, value: callsAsText(content) });
+        changes.push({ kind: 'call-to-text', index: entry.origin, detail: 'a function call turn cannot open the contents; the turn is kept as user text, and its responses become orphans' });
+        continue;
+      }
+      if (roleOf(previous.value as Record<string, unknown>) === 'model') {
+        previous.value = { ...(previous.value as Record<string, unknown>), parts: [...((previous.value as Record<string, unknown>)['parts'] as unknown[]), ...kept] };
+        changes.push({ kind: 'messages-merged', index: entry.origin, detail: `function call turn merged into the model turn before it (input index ${previous.origin}): a call turn must follow a user turn` });
+        changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the parts of the function call turn at input index ${entry.origin}, which followed it` });
+        continue;
+      }
+    }
+    out.push(content === entry.value ? entry : { ...entry, value: content });
+  }
+  return out;
+}
+
+function callsAsText(content: Record<string, unknown>): Record<string, unknown> {
+  const lines = ((content['parts'] as unknown[]) ?? []).map((part) => {
+    const found = callOf(part);
+    if (found !== undefined) return `${String(found.call['name'])}(${JSON.stringify(found.call['args'] ?? {})})${typeof found.call['id'] === 'string' ? ` [id ${found.call['id']}]` : ''}`;
+    return isRecord(part) && typeof part['text'] === 'string' ? part['text'] : JSON.stringify(part);
+  });
+  const { parts: _parts, ...rest } = content;
+  return { ...rest, role: 'user', parts: [{ text: `[unstuck: the model made the call(s) below, but the turn that led to them is not in this history, so they are kept as text]\n${lines.join('\n')}` }] };
+}
