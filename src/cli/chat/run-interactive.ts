@@ -4,6 +4,8 @@ import { textOf } from '../../core/messages.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { createChatRenderer } from './chat-renderer.js';
+import type { AskLine } from './create-asking-confirm.js';
+import { createAskingConfirm } from './create-asking-confirm.js';
 import { appendInputHistory, loadInputHistory } from './input-history.js';
 import type { OpenedSession } from './open-chat-session.js';
 import { openChatSession } from './open-chat-session.js';
@@ -13,7 +15,6 @@ import { createSpinner } from './spinner.js';
 import type { TerminalStyle } from './terminal-style.js';
 import { colorWanted, createTerminalStyle } from './terminal-style.js';
 import { createBuiltinTools } from './tools/builtin-tools.js';
-import type { Confirm } from './tools/confirm.js';
 
 /** How long leaving waits for an aborted turn to save before it goes anyway. */
 const LEAVE_WAIT_MS = 3000;
@@ -40,39 +41,23 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
   const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled });
 
   let pendingAnswer: ((line: string) => void) | undefined;
-  let allowAllChanges = context.yes;
-  // Tools of one block run in parallel: their questions are asked one after another.
-  let questions: Promise<unknown> = Promise.resolve();
-  const confirm: Confirm = (request, signal) => {
-    // The runner starts a block's tools before it reports their calls: let those lines print first.
-    const asked = questions.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => ask(request, signal));
-    questions = asked.catch(() => undefined);
-    return asked;
-  };
-  const ask: Confirm = (request, signal) =>
-    new Promise<boolean>((resolve) => {
-      if (allowAllChanges) {
-        resolve(true);
-        return;
-      }
-      if (signal.aborted) {
-        resolve(false);
-        return;
-      }
-      renderer.hold();
-      out.write(style.yellow(`Allow ${request.tool}: ${request.action}? [y]es / [n]o / [a]lways `));
-      const onAbort = (): void => answer('');
+  // The question is answered by the next line readline emits (see the 'line' handler below).
+  const ask: AskLine = (text, signal) =>
+    new Promise<string>((resolve) => {
+      const onAbort = (): void => {
+        out.write('\n');
+        answer('');
+      };
       const answer = (line: string): void => {
         pendingAnswer = undefined;
         signal.removeEventListener('abort', onAbort);
-        const word = line.trim().toLowerCase();
-        if (word === 'a' || word === 'always') allowAllChanges = true;
-        resolve(word === 'y' || word === 'yes' || allowAllChanges);
-        renderer.release();
+        resolve(line);
       };
+      out.write(text);
       pendingAnswer = answer;
       signal.addEventListener('abort', onAbort, { once: true });
     });
+  const confirm = createAskingConfirm({ ask, style, hold: () => renderer.hold(), release: () => renderer.release(), allowAll: context.yes });
   const tools = createBuiltinTools({ root: io.cwd, confirm, env: io.env });
 
   const open = async (choice: SessionChoice): Promise<OpenedSession> => {

@@ -1,7 +1,8 @@
 import type { AgentEvent, ChangeLike, Tool } from './agent-port.js';
-import { createTerminalConfirm } from './ask-on-terminal.js';
+import { createTerminalAsk } from './ask-on-terminal.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import { createChatRenderer } from './chat-renderer.js';
+import { createAskingConfirm } from './create-asking-confirm.js';
 import { openChatSession } from './open-chat-session.js';
 import { describeOpenedSession, formatProblem } from './session-report.js';
 import { createSpinner } from './spinner.js';
@@ -35,7 +36,7 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
     ? undefined
     : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled });
   // A person at a terminal is asked; a script (stdin not a terminal, or --json) is not: changes are declined.
-  const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createTerminalConfirm(io.stdin, io.stderr, style, { hold: () => renderer?.hold(), release: () => renderer?.release() }) : denyAll;
+  const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createAskingConfirm({ ask: createTerminalAsk(io.stdin, io.stderr), style, hold: () => renderer?.hold(), release: () => renderer?.release() }) : denyAll;
   const tools: Tool[] = createBuiltinTools({ root: io.cwd, confirm, env: io.env });
   const session = await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config: context.config, tools, fetch: context.fetch, cwd: io.cwd });
   if (renderer !== undefined) for (const line of describeOpenedSession(session, io.cwd)) renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);

@@ -1,0 +1,33 @@
+import type { TerminalStyle } from './terminal-style.js';
+import type { Confirm } from './tools/confirm.js';
+
+/** Shows `text` and resolves with the line typed in answer ('' when the turn is aborted first). */
+export type AskLine = (text: string, signal: AbortSignal) => Promise<string>;
+
+/**
+ * A `Confirm` that asks a person: "Allow write_file: create a.txt (5 bytes)? [y]es / [n]o / [a]lways".
+ * The runner starts a block's tools in parallel and before it reports their calls, so questions
+ * wait a tick (the call lines print first) and are asked one after another; the renderer holds its
+ * lines back while a question is open. "always" allows every later change of the chat.
+ */
+export function createAskingConfirm(options: { ask: AskLine; style: TerminalStyle; hold(): void; release(): void; allowAll?: boolean }): Confirm {
+  let always = options.allowAll === true;
+  let queue: Promise<unknown> = Promise.resolve();
+  const askOne: Confirm = async (request, signal) => {
+    if (always) return true;
+    if (signal.aborted) return false;
+    options.hold();
+    try {
+      const word = (await options.ask(options.style.yellow(`Allow ${request.tool}: ${request.action}? [y]es / [n]o / [a]lways `), signal)).trim().toLowerCase();
+      if (word === 'a' || word === 'always') always = true;
+      return always || word === 'y' || word === 'yes';
+    } finally {
+      options.release();
+    }
+  };
+  return (request, signal) => {
+    const asked = queue.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => askOne(request, signal));
+    queue = asked.catch(() => undefined);
+    return asked;
+  };
+}
