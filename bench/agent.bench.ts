@@ -29,6 +29,8 @@ function script(round: number): Step[] {
   return steps;
 }
 
+const never = new AbortController().signal;
+
 /** The baseline: what any client must do per step (serialize, send, parse, run the tool, append). */
 async function bareLoop(round: number, stream: boolean): Promise<number> {
   const emulator = createEmulator({ profile: 'deepseek', script: script(round) });
@@ -43,7 +45,7 @@ async function bareLoop(round: number, stream: boolean): Promise<number> {
     if (response.status !== 200) throw new Error(`bare loop got ${response.status}`);
     const message = ((await response.json()) as { choices: { message: Message }[] }).choices[0]!.message;
     messages.push(message);
-    for (const call of message.tool_calls ?? []) messages.push({ role: 'tool', tool_call_id: String(call.id), content: await echo.run(JSON.parse(call.function?.arguments ?? '{}'), { signal: AbortSignal.timeout(1000) }) });
+    for (const call of message.tool_calls ?? []) messages.push({ role: 'tool', tool_call_id: String(call.id), content: await echo.run(JSON.parse(call.function?.arguments ?? '{}'), { signal: never }) });
   }
   const elapsed = clock() - started;
   if (stream) throw new Error('the bare loop is non-streaming only');
