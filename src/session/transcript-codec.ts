@@ -38,6 +38,8 @@ export interface SegmentRef {
 export interface ParsedTranscript extends LoadResult {
   /** Message count the header declares (the whole session, segments included), when there is a header. */
   declared?: number;
+  /** The sha256 the header declares over the markers' JSON. */
+  digest?: string;
   segments: SegmentRef[];
 }
 
@@ -76,7 +78,45 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
  * multi-byte character, so a latin1 view of the bytes has the same lines, markers and fences.
  */
 export function parseTranscriptBytes(bytes: Buffer, file: string): ParsedTranscript {
-  return parseView(bytes.toString('latin1'), file, true);
+  return readOwnFile(bytes, file) ?? parseView(bytes.toString('latin1'), file, true);
+}
+
+const HEADER_START = Buffer.from('<!-- unstuck-session ');
+const MARKER_LINE = Buffer.from(`\n${MARKER_PREFIX}`);
+const HEADING_LINE = Buffer.from('\n## ');
+
+/**
+ * The fast path for a file this module wrote: collect the whole-line markers with a byte search,
+ * skipping the readable text, and accept the result only if they match the header's digest, i.e.
+ * they are exactly the markers the writer wrote, in order (our writer escapes every lookalike,
+ * so fences cannot matter). Anything else (no header, a mismatch, a bad marker) returns undefined
+ * and the full reader takes over, with fences, and lists what it finds.
+ */
+function readOwnFile(bytes: Buffer, file: string): ParsedTranscript | undefined {
+  if (!bytes.subarray(0, HEADER_START.length).equals(HEADER_START)) return undefined;
+  const first = bytes.indexOf(MARKER_LINE);
+  // The head: header, title, segment declarations; it ends where the first message's heading starts.
+  let headEnd = bytes.indexOf(HEADING_LINE);
+  if (headEnd === -1 || (first !== -1 && first < headEnd)) headEnd = first === -1 ? bytes.length : first;
+  const head = scanTranscript(bytes.toString('latin1', 0, headEnd + 1), file, true, true, true).result;
+  if (head.digest === undefined || head.problems.length > 0 || head.messages.length > 0) return undefined;
+  const markers: MarkerPayload[] = [];
+  for (let at = first; at !== -1; at = bytes.indexOf(MARKER_LINE, at + 1)) {
+    let end = bytes.indexOf(0x0a, at + 1);
+    if (end === -1) end = bytes.length;
+    const line = bytes.toString('latin1', at + 1, end);
+    const close = line.lastIndexOf(MARKER_SUFFIX);
+    if (close < MARKER_PREFIX.length || line.slice(close + MARKER_SUFFIX.length).trim() !== '') return undefined;
+    markers.push({ offset: at + 1, payload: line.slice(MARKER_PREFIX.length, close) });
+  }
+  const messages: Message[] = [];
+  const problems: SessionProblem[] = [];
+  const digest = createHash('sha256');
+  decodeMarkers(markers, file, { at: () => 0 }, messages, problems, digest);
+  if (problems.length > 0 || digest.digest('hex') !== head.digest) return undefined;
+  const result: ParsedTranscript = { messages, problems, segments: head.segments };
+  if (head.declared !== undefined) result.declared = head.declared;
+  return result;
 }
 
 function parseView(text: string, file: string, latin1: boolean): ParsedTranscript {
@@ -91,7 +131,7 @@ function parseView(text: string, file: string, latin1: boolean): ParsedTranscrip
 /** Lines that can change what a transcript means; every other line is readable text, skipped unread. */
 const SIGNIFICANT = /^(?:<!--|## \d+ | {0,3}(?:```|~~~))/gm;
 
-function scanTranscript(text: string, file: string, useFences: boolean, latin1: boolean): { result: ParsedTranscript; swallowed: number; damaged: boolean } {
+function scanTranscript(text: string, file: string, useFences: boolean, latin1: boolean, headOnly = false): { result: ParsedTranscript; swallowed: number; damaged: boolean } {
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];
   const segments: SegmentRef[] = [];
@@ -146,7 +186,7 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
     damaged = true;
     problems.push({ file, line: lines.at(fenceAt), why: `a fenced block opened here is never closed; ${markersInFence} marker line(s) after it were read as content, not as messages` });
   }
-  if (declaredDigest !== undefined && digest.digest('hex') !== declaredDigest) {
+  if (!headOnly && declaredDigest !== undefined && digest.digest('hex') !== declaredDigest) {
     damaged = true;
     problems.push({ file, line: 1, why: 'the marker lines do not match the digest in the header: the file was changed or damaged after it was saved' });
   }
@@ -158,6 +198,7 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
   }
   const result: ParsedTranscript = { messages, problems, segments };
   if (declared !== undefined) result.declared = declared;
+  if (declaredDigest !== undefined) result.digest = declaredDigest;
   return { result, swallowed, damaged };
 
   /** Checks a marker line's shape; the payloads are decoded for all markers at once, below. */
