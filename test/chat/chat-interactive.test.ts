@@ -57,11 +57,10 @@ describe('unstuck chat in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux 
       const aborted = await first.waitFor(/\(turn aborted; the session is kept\)\n>$/);
       assert.match(aborted, /\[failed\] run_command: cancelled: the turn was aborted/);
 
-      // Idle: the first Ctrl-C only says how to leave, the second leaves.
-      await first.keys('C-c');
-      await first.waitFor(/press Ctrl-C again to leave/);
+      // The Ctrl-C that aborted the turn was the first: a second one leaves.
       await first.keys('C-c');
       await first.waitFor(/\[exited 130\]/);
+      assert.doesNotMatch(await first.screen(), /press Ctrl-C again/);
     } finally {
       await first.close();
     }
@@ -89,6 +88,9 @@ describe('unstuck chat in a terminal (tmux)', { skip: hasTmux() ? false : 'tmux 
       assert.notEqual(/\nnew session (\S+) ·/.exec(fresh)?.[1], sessionId);
       await second.type(`/resume ${sessionId.slice(0, 15)}`);
       await second.waitFor(new RegExp(`\\nresumed session ${sessionId} \\(7 messages\\) · /help for commands\\n {2}you: are you there\\?\\n {2}model: Still here after the abort\\.\\n>$`));
+      // At an idle prompt the first Ctrl-C only says how to leave.
+      await second.keys('C-c');
+      await second.waitFor(/\(press Ctrl-C again to leave, or type \/exit\)\n>$/);
       await second.type('/exit');
       await second.waitFor(/\[exited 0\]/);
     } finally {

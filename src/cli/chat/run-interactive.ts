@@ -194,6 +194,8 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
         }
         renderer.pause();
         turn.controller.abort();
+        // This Ctrl-C counts: one more at the prompt leaves, unless something is typed first.
+        idleInterrupts = 1;
         return;
       }
       if (rl.line !== '') {
