@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { classifyError, getProfile, isPairingRule, repair, textOf } from '../core/index.js';
-import type { Change, ErrorClassification, Message, ToolCall } from '../core/index.js';
+import { classifyError, getProfile, isPairingRule, repair } from '../core/index.js';
+import type { Change, ErrorClassification, Message } from '../core/index.js';
+import { abortableSleep } from './abortable-sleep.js';
+import { collectIds, reusesIds } from './call-ids.js';
 import { charsOf, selectWindow } from './context-window.js';
 import type { RequestWindow } from './context-window.js';
 import { CANCELLED, startToolBlock, toolMessages } from './run-tool-block.js';
@@ -9,6 +10,7 @@ import { createMemoryStore } from '../session/index.js';
 import type { SessionProblem } from '../session/index.js';
 import { streamCompletion } from './stream-completion.js';
 import type { Completion } from './stream-completion.js';
+import { lastUserIndex, loopHint, toAssistantMessage, withSystemPrompt } from './turn-messages.js';
 import type { Agent, AgentEvent, AgentOptions, Tool } from './types.js';
 import { WireError, describeFailure, errorText, isTransient } from './wire-error.js';
 import type { WireFailure } from './wire-error.js';
@@ -114,7 +116,7 @@ export function createAgent(options: AgentOptions): Agent {
     const state = verified;
     if (state !== undefined && state.array === history && history.length >= state.length) {
       const tailStart = lastUserIndex(history);
-      if (tailStart === state.tailStart) {
+      if (tailStart >= 0 && tailStart === state.tailStart) {
         const tail = repair(history.slice(tailStart), { ...repairOptions, scope: 'request' });
         if (!tail.changed && !reusesIds(history, tailStart, state.priorIds)) {
           state.length = history.length;
@@ -334,76 +336,4 @@ function failureEvent(failure: WireFailure, classified: ErrorClassification | un
   const event: AgentEvent = { type: 'error', message: `${prefix}: HTTP ${failure.status}: ${errorText(failure.body)}`, status: failure.status };
   if (classified !== undefined) event.rule = classified.rule;
   return event;
-}
-
-/** The assistant message as it is kept: thinking mode keeps reasoning_content ('' rather than absent). */
-function toAssistantMessage(completion: Completion, thinking: boolean): Message {
-  const calls: ToolCall[] = completion.toolCalls.map((call) => ({
-    id: call.id ?? `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
-    type: 'function',
-    function: { name: call.name, arguments: call.arguments },
-  }));
-  const message: Message = { role: 'assistant', content: calls.length > 0 && completion.text === '' ? null : completion.text };
-  if (thinking) message.reasoning_content = completion.reasoning ?? '';
-  if (calls.length > 0) message.tool_calls = calls;
-  return message;
-}
-
-/**
- * The system prompt goes first. Where only one system message may lead the request and the history
- * already starts with one, the two are sent as one (the saved history is not touched).
- */
-function withSystemPrompt(messages: readonly Message[], prompt: string | undefined, systemFirstOnly: boolean): readonly Message[] {
-  if (prompt === undefined) return messages;
-  const first = messages[0];
-  if (systemFirstOnly && first?.role === 'system') return [{ ...first, content: `${prompt}\n\n${textOf(first.content)}` }, ...messages.slice(1)];
-  return [{ role: 'system', content: prompt }, ...messages];
-}
-
-function lastUserIndex(messages: readonly Message[]): number {
-  for (let index = messages.length - 1; index >= 0; index -= 1) if (messages[index]?.role === 'user') return index;
-  return -1;
-}
-
-function collectIds(messages: readonly Message[], start: number, end: number): Set<string> {
-  const ids = new Set<string>();
-  for (let index = start; index < end; index += 1) {
-    const message = messages[index]!;
-    for (const call of message.tool_calls ?? []) if (typeof call?.id === 'string') ids.add(call.id);
-  }
-  return ids;
-}
-
-/** Whether the turn's calls reuse an id from earlier in the history (some providers want them unique per request). */
-function reusesIds(messages: readonly Message[], tailStart: number, priorIds: ReadonlySet<string>): boolean {
-  if (priorIds.size === 0) return false;
-  for (let index = Math.max(0, tailStart); index < messages.length; index += 1) {
-    for (const call of messages[index]!.tool_calls ?? []) if (typeof call?.id === 'string' && priorIds.has(call.id)) return true;
-  }
-  return false;
-}
-
-function loopHint(name: string, count: number, role: 'system' | 'user'): Message {
-  return {
-    role,
-    content: `[loop guard] The tool "${name}" failed ${count} times in a row. Do not repeat the same call: try another approach, skip this step, or tell the user why it cannot be done.`,
-  };
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
