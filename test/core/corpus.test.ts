@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { check, repair, type Message, type ProfileName } from '../../src/index.js';
+import { check, checkFormat, classifyError, repair, repairFormat, type FormatName, type Message, type ProfileName } from '../../src/index.js';
 import { assertNothingLostSilently, assertUntouchedAreSameObjects, deepFreeze } from '../support/lossless.js';
+import { assertNativeNothingLost, assertNativeUntouchedSame } from '../support/native-histories.js';
 
 /**
  * Every real case of the corpus, under its own provider's profile: broken ones are flagged and
@@ -18,10 +19,48 @@ const profileFor = (file: string, provider: string): ProfileName => {
   return profile;
 };
 
+// The corpus names formats by their wire; checkFormat by the array it reads.
+const formatOf: Record<string, FormatName> = { 'anthropic-messages': 'anthropic-messages', gemini: 'gemini-contents', 'openai-responses': 'responses-input' };
+
+// What no repair can fix, and must say so: a signed thinking block cannot be recreated (the case's own notes say as much).
+const unrepairable: Record<string, string[]> = { '033-anthropic-thinking-blocks-dropped-before-tool-use.json': ['thinking-block-missing'] };
+
 for (const file of readdirSync(directory).filter((name) => name.endsWith('.json')).sort()) {
-  const record = JSON.parse(readFileSync(new URL(file, directory), 'utf8')) as { provider: string; format: string; messages: Message[]; valid?: boolean };
+  const record = JSON.parse(readFileSync(new URL(file, directory), 'utf8')) as { provider: string; format: string; kind: string[]; error: string; messages: Message[]; valid?: boolean };
   if (record.format !== 'openai-chat') {
-    test(`corpus ${file}: ${record.format} is not the OpenAI chat format (not checked by this core)`, { skip: `format ${record.format}` }, () => {});
+    const format = formatOf[record.format];
+    assert.ok(format !== undefined, `no format reader for ${record.format}`);
+    // The case's request had extended thinking on: its error is the one thinking mode raises.
+    const options = { thinking: record.kind.includes('missing-thinking-block') };
+    test(`corpus ${file} as ${format}`, () => {
+      const input = deepFreeze(record.messages as unknown[]);
+      const violations = checkFormat(format, input, options);
+      const result = repairFormat(format, input, options);
+      if (record.valid === true) {
+        assert.deepEqual(violations, []);
+        assert.equal(result.messages, input, 'a valid history comes back as the same array');
+        assert.deepEqual(result.changes, []);
+        return;
+      }
+      assert.ok(violations.length > 0, 'a broken case must be flagged');
+      for (const violation of violations) assert.ok(classifyError(400, violation.message) !== undefined, `worded as a provider words it: ${violation.message}`);
+      const left = unrepairable[file];
+      if (left !== undefined) {
+        assert.deepEqual(result.remaining.map((violation) => violation.rule), left);
+        for (const violation of result.remaining) assert.match(violation.why, /.{20,}/);
+        assert.equal(result.messages, input, 'what repair cannot fix it leaves as it was');
+        return;
+      }
+      assert.ok(result.changed);
+      assert.deepEqual(checkFormat(format, result.messages, options), [], 'the repaired history is valid');
+      assert.deepEqual(result.remaining, []);
+      assertNativeNothingLost(format, input, result.messages, result.changes);
+      assertNativeUntouchedSame(input, result.messages, result.changes);
+      for (const change of result.changes) assert.ok(change.index >= 0 && change.index < input.length, 'a change names a native input index');
+      const again = repairFormat(format, result.messages, options);
+      assert.equal(again.changed, false, 'repair is idempotent');
+      assert.equal(again.messages, result.messages);
+    });
     continue;
   }
   const profile = profileFor(file, record.provider);
