@@ -128,7 +128,8 @@ function checkResults(input: readonly unknown[], index: number, content: unknown
     }
     if (splitResults.has(`${index}:${id}`)) return;
     if (!callIds.has(id)) {
-      report({ rule: 'tool-result-orphan', index, toolCallId: id, message: orphan(index, position, id) });
+      // Same text either way; the catalogue tells a result after no calls from one naming a call that is not there.
+      report({ rule: callIds.size > 0 ? 'tool-result-id-mismatch' : 'tool-result-orphan', index, toolCallId: id, message: orphan(index, position, id) });
       return;
     }
     if (answered.has(id)) {
