@@ -12,6 +12,8 @@ import { readFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Message } from '../src/core/messages.js';
 import { writeFileAtomic } from '../src/session/atomic-write.js';
 import { seedLikeSession } from './session-fixtures.js';
@@ -23,6 +25,9 @@ function contentCharacters(messages: readonly Message[]): number {
   return total;
 }
 
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
 /**
  * Fastest wall time of `runs` calls after one warm-up. The fastest run is the one least disturbed
  * by other processes on a shared machine; baseline and candidate are measured the same way.
@@ -31,6 +36,7 @@ async function time(runs: number, body: () => unknown): Promise<number> {
   await body();
   let best = Number.POSITIVE_INFINITY;
   for (let run = 0; run < runs; run += 1) {
+    collectGarbage(); // each run starts from a collected heap, so one run's garbage is not billed to the next
     const start = performance.now();
     await body();
     best = Math.min(best, performance.now() - start);
@@ -80,7 +86,7 @@ async function main(): Promise<void> {
   const sizes: string[] = [];
   try {
     for (const scale of [1, 10]) {
-      const runs = scale === 1 ? 9 : 3;
+      const runs = scale === 1 ? 9 : 5;
       const messages = seedLikeSession(scale);
       const label = `${messages.length} messages, ${(contentCharacters(messages) / 1e6).toFixed(2)} M chars`;
       sizes.push(label);
@@ -140,7 +146,7 @@ function report(rows: Row[], sizes: string[]): void {
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
   const lines = [
     `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}; load average at the end ${loadavg().map((value) => value.toFixed(1)).join(' ')}`,
-    'times: fastest of 9 runs (x1) or 3 runs (x10) after a warm-up; ratios are to JSON.stringify / JSON.parse of the same messages in the same run',
+    'times: fastest of 9 runs (x1) or 5 runs (x10) after a warm-up, each from a collected heap; ratios are to JSON.stringify / JSON.parse of the same messages in the same run',
     `sizes: x1 = ${sizes[0]}; x10 = ${sizes[1]}`,
     '',
     '| size | format | operation | ms | JSON baseline ms | ratio | target | ok |',
