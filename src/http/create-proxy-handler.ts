@@ -110,17 +110,30 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
     const onClientGone = (): void => controller.abort(new Error('client closed the connection'));
     if (request.signal.aborted) onClientGone();
     request.signal.addEventListener('abort', onClientGone, { once: true });
+    // One timer per request, restarted while we wait on the upstream and ignored while we wait on
+    // the client (a slow reader is backpressure, not a silent upstream).
     let timedOut = false;
+    let waiting = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const arm = (): void => {
-      timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort(new Error(`upstream silent for ${timeoutMs} ms`));
-      }, timeoutMs);
+      waiting = true;
+      if (timer === undefined) {
+        timer = setTimeout(() => {
+          if (!waiting) return;
+          timedOut = true;
+          controller.abort(new Error(`upstream silent for ${timeoutMs} ms`));
+        }, timeoutMs);
+        timer.unref(); // the server keeps the process alive, not a pending request's timer
+      } else {
+        timer.refresh();
+      }
     };
-    const disarm = (): void => clearTimeout(timer);
+    const disarm = (): void => {
+      waiting = false;
+    };
     const release = (): void => {
-      disarm();
+      waiting = false;
+      clearTimeout(timer);
       request.signal.removeEventListener('abort', onClientGone);
     };
 
