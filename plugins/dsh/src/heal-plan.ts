@@ -5,8 +5,8 @@
  * replace surface op, and each one turns a contiguous range of nodes into ONE node. So the plan
  * never inserts: it rewrites an assistant (unanswered calls stripped with a note, its reasoning
  * and text kept; calls whose results are still adjacent restored), neutralises a result that
- * pairs with nothing into user text, and folds a run of user messages holding duplicates into
- * one. A plan for a healed surface is empty: that is what makes the retry happen only once.
+ * pairs with nothing into user text, and folds a user message repeated back to back into one.
+ * A plan for a healed surface is empty: that is what makes the retry happen only once.
  */
 import { isResultOnly, isToolResult, hasResults, toolCallsOf, type ContentBlock, type Message, type SessionEvent, type ToolCallBlock } from './host.js';
 import type { SurfaceNode } from './surface.js';
@@ -28,15 +28,6 @@ export interface SurfaceEdit {
   readonly base: SurfaceNode;
   /** What was done, without message contents (safe to log). */
   readonly detail: string;
-}
-
-export interface PlanOptions {
-  /**
-   * Also unpair calls answered by a result logged as `user/message` (what layers 1 and 2 add).
-   * The harness's compaction counts only `tool/result` events against tool calls, so such a
-   * pair leaves its tool-pairing balance open forever; the replacement closes it.
-   */
-  readonly balance?: boolean;
 }
 
 const ARGUMENTS_SHOWN = 400;
@@ -109,7 +100,7 @@ function contentKey(message: Message): string {
   return JSON.stringify(message.content);
 }
 
-export function planHeal(session: Session, nodes: readonly SurfaceNode[], options: PlanOptions = {}): SurfaceEdit[] {
+export function planHeal(session: Session, nodes: readonly SurfaceNode[]): SurfaceEdit[] {
   const edits: SurfaceEdit[] = [];
   const visible = nodes.filter((node): node is SurfaceNode & { message: Message } => node.message !== null);
   let index = 0;
@@ -126,7 +117,6 @@ export function planHeal(session: Session, nodes: readonly SurfaceNode[], option
       while (next < visible.length) {
         const candidate = visible[next]!;
         if (!isResultOnly(candidate.message)) break;
-        if (options.balance === true && candidate.event.type === 'user/message') break;
         const ids = candidate.message.content.filter(isToolResult).map((block) => block.toolCallId);
         const fits = ids.every((id, position) => (declared.has(id) || restorable.has(id)) && !answered.has(id) && ids.indexOf(id) === position);
         if (!fits) break;
@@ -139,29 +129,16 @@ export function planHeal(session: Session, nodes: readonly SurfaceNode[], option
         const strippedIds = new Set(stripped.map((call) => call.id));
         const content: ContentBlock[] = message.content.filter((block) => block.type !== 'tool-call' || !strippedIds.has(block.id));
         content.push(...restored);
-        // In balance mode the results that follow as user/message are made text just after
-        // (the orphan branch below); the note says so instead of calling them unanswered.
-        const asText = new Set<string>();
-        for (let later = next; later < visible.length && isResultOnly(visible[later]!.message); later += 1) {
-          for (const block of visible[later]!.message.content) if (isToolResult(block)) asText.add(block.toolCallId);
-        }
-        const unanswered = stripped.filter((call) => !asText.has(call.id));
-        const unpaired = stripped.filter((call) => asText.has(call.id));
-        const notes = [
-          unanswered.length > 0 ? callNote(unanswered, 'unanswered') : '',
-          unpaired.length > 0 ? callNote(unpaired, 'balance') : '',
-        ].filter((note) => note !== '');
-        if (notes.length > 0) {
+        if (stripped.length > 0) {
           const separator = textOf(message.content).length > 0 ? '\n\n' : '';
-          content.push({ type: 'text', text: separator + notes.join('\n\n') });
+          content.push({ type: 'text', text: separator + callNote(stripped, 'unanswered') });
         }
         const parts = [
-          unanswered.length > 0 ? `stripped ${unanswered.length} unanswered call(s)` : '',
-          unpaired.length > 0 ? `unpaired ${unpaired.length} call(s) answered as user messages` : '',
+          stripped.length > 0 ? `stripped ${stripped.length} unanswered call(s)` : '',
           restored.length > 0 ? `restored ${restored.length} call(s)` : '',
         ].filter((part) => part !== '');
         edits.push({
-          kind: unanswered.length > 0 ? 'strip-unanswered' : unpaired.length > 0 ? 'balance' : 'restore-calls',
+          kind: stripped.length > 0 ? 'strip-unanswered' : 'restore-calls',
           role: 'assistant',
           start: node.seq,
           end: node.seq,
@@ -190,44 +167,92 @@ export function planHeal(session: Session, nodes: readonly SurfaceNode[], option
       continue;
     }
 
-    if (message.role === 'user') {
-      let next = index;
-      const run: (SurfaceNode & { message: Message })[] = [];
-      while (next < visible.length && visible[next]!.message.role === 'user' && !hasResults(visible[next]!.message)) {
-        run.push(visible[next]!);
-        next += 1;
-      }
-      const keys = new Set<string>();
-      const unique: Message[] = [];
-      for (const entry of run) {
-        const key = contentKey(entry.message);
-        if (keys.has(key)) continue;
-        keys.add(key);
-        unique.push(entry.message);
-      }
-      if (unique.length < run.length) {
-        const content: ContentBlock[] = [];
-        unique.forEach((kept, position) => {
-          if (position > 0) content.push({ type: 'text', text: '\n\n' });
-          content.push(...kept.content);
-        });
-        const first = run[0]!;
-        const last = run[run.length - 1]!;
+    if (message.role === 'user' && !hasResults(message)) {
+      // Crash retries leave the same prompt logged once per failed turn, back to back.
+      let next = index + 1;
+      const key = contentKey(message);
+      while (next < visible.length && visible[next]!.message.role === 'user' && !hasResults(visible[next]!.message) && contentKey(visible[next]!.message) === key) next += 1;
+      if (next - index > 1) {
+        const last = visible[next - 1]!;
         edits.push({
           kind: 'fold-duplicates',
           role: 'user',
-          start: first.seq,
+          start: node.seq,
           end: last.seq,
-          sources: rangeSources(nodes, first.seq, last.seq),
-          content,
-          base: first,
-          detail: `user messages at seq ${first.seq}..${last.seq}: folded ${run.length - unique.length} duplicate(s)`,
+          sources: rangeSources(nodes, node.seq, last.seq),
+          content: [...message.content],
+          base: node,
+          detail: `user messages at seq ${node.seq}..${last.seq}: folded ${next - index - 1} repeat(s)`,
         });
       }
       index = next;
       continue;
     }
     index += 1;
+  }
+  return edits;
+}
+
+/**
+ * The replacement that closes compaction's tool-pairing balance after layers 1–2. The harness's
+ * compaction (`@deepseek-ai/dsh-compaction` `tool-pairing.ts`) counts +1 per tool-call block of an
+ * assistant node and -1 per `tool/result` node; a result logged as `user/message` (all layers 1
+ * and 2 can append) never counts, so the balance stays open and compaction can cut nothing
+ * after it. For each assistant whose calls are answered, adjacently, by such results: those calls
+ * become a note in the assistant's text (reasoning and text kept) and those results become user
+ * text. Nothing else is touched: unanswered calls, orphans and duplicates are layer 3's.
+ */
+export function planBalance(nodes: readonly SurfaceNode[]): SurfaceEdit[] {
+  const edits: SurfaceEdit[] = [];
+  const visible = nodes.filter((node): node is SurfaceNode & { message: Message } => node.message !== null);
+  let index = 0;
+  while (index < visible.length) {
+    const node = visible[index]!;
+    const calls = toolCallsOf(node.message);
+    if (calls.length === 0) {
+      index += 1;
+      continue;
+    }
+    const declared = new Map(calls.map((call) => [call.id as string, call] as const));
+    const answered = new Set<string>();
+    const answers = (candidate: SurfaceNode & { message: Message }, type: string): boolean => {
+      if (candidate.event.type !== type || !isResultOnly(candidate.message)) return false;
+      const ids = candidate.message.content.filter(isToolResult).map((block) => block.toolCallId as string);
+      return ids.every((id, position) => declared.has(id) && !answered.has(id) && ids.indexOf(id) === position);
+    };
+    const take = (candidate: SurfaceNode & { message: Message }): void => {
+      for (const block of candidate.message.content) if (isToolResult(block)) answered.add(block.toolCallId);
+    };
+    let next = index + 1;
+    while (next < visible.length && answers(visible[next]!, 'tool/result')) take(visible[next++]!);
+    const asUser: (SurfaceNode & { message: Message })[] = [];
+    const unpaired = new Set<string>();
+    while (next < visible.length && answers(visible[next]!, 'user/message')) {
+      const candidate = visible[next++]!;
+      for (const block of candidate.message.content) if (isToolResult(block)) unpaired.add(block.toolCallId);
+      take(candidate);
+      asUser.push(candidate);
+    }
+    // A tool/result still to come for this assistant would lose its adjacency: leave it to layer 3.
+    const laterResult = next < visible.length && answers(visible[next]!, 'tool/result');
+    if (asUser.length > 0 && !laterResult) {
+      const message = node.message;
+      const moved = calls.filter((call) => unpaired.has(call.id));
+      const content: ContentBlock[] = message.content.filter((block) => block.type !== 'tool-call' || !unpaired.has(block.id));
+      const separator = textOf(message.content).length > 0 ? '\n\n' : '';
+      content.push({ type: 'text', text: separator + callNote(moved, 'balance') });
+      edits.push({
+        kind: 'balance', role: 'assistant', start: node.seq, end: node.seq, sources: [node.seq], content, base: node,
+        detail: `assistant at seq ${node.seq}: ${moved.length} call(s) answered by user messages kept as text`,
+      });
+      for (const result of asUser) {
+        edits.push({
+          kind: 'balance', role: 'user', start: result.seq, end: result.seq, sources: [result.seq], content: neutralised(result.message), base: result,
+          detail: `result at seq ${result.seq} logged as a user message: made user text`,
+        });
+      }
+    }
+    index = next;
   }
   return edits;
 }

@@ -21,7 +21,7 @@ import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm';
 import { applyEdits } from './apply-edits.js';
 import { classifyError, isPairingRule } from './core.js';
 import { findDangling } from './dangling.js';
-import { planHeal } from './heal-plan.js';
+import { planBalance, planHeal } from './heal-plan.js';
 import { isResultOnly, isToolResult, type AgentLike, type FailureLike, type Message, type PreStepDecision, type RequestErrorAction, type Session, type UserMessage } from './host.js';
 import { guardRequest, streamKey, withStableIds } from './stream-guard.js';
 import { lastTurnEnd, readSurface } from './surface.js';
@@ -82,31 +82,35 @@ export function apply(ctx: Context, config: Config): void {
       const end = lastTurnEnd(session);
       if (end?.kind === 'completed') wakes.delete(session);
       const dangling = findDangling(visibleMessages(session));
-      if (dangling !== undefined) {
-        if (end?.kind !== 'error') return;
-        const count = wakes.get(session) ?? 0;
-        if (count >= MAX_CONSECUTIVE_WAKES) {
-          logger.warn('session %s: %d crashed recoveries in a row; not waking the agent again', session.id, count);
-          return;
-        }
-        wakes.set(session, count + 1);
-        const reason = crashReason(session);
-        dangling.calls.forEach((call, position) => {
-          agent.send(syntheticResult(call, reason), 'next-turn', position === dangling.calls.length - 1);
-        });
-        logger.info('session %s: sent %d error result(s) for a crashed tool dispatch and woke the agent', session.id, dangling.calls.length);
+      if (dangling === undefined || end?.kind !== 'error') return;
+      const count = wakes.get(session) ?? 0;
+      if (count >= MAX_CONSECUTIVE_WAKES) {
+        logger.warn('session %s: %d crashed recoveries in a row; not waking the agent again', session.id, count);
         return;
       }
-      // Results layers 1–2 logged as user/message leave compaction's count balance open; close it now.
-      const edits = planHeal(session, readSurface(session), { balance: true });
-      if (edits.length === 0) return;
-      applyEdits(session, edits);
-      logger.info('session %s: %s', session.id, edits.map((edit) => edit.detail).join('; '));
+      wakes.set(session, count + 1);
+      const reason = crashReason(session);
+      dangling.calls.forEach((call, position) => {
+        agent.send(syntheticResult(call, reason), 'next-turn', position === dangling.calls.length - 1);
+      });
+      logger.info('session %s: sent %d error result(s) for a crashed tool dispatch and woke the agent', session.id, dangling.calls.length);
     });
   });
 
-  // Layer 2: results for open calls enter the step first, adjacent to their call.
+  // Layer 2: results for open calls enter the step first, adjacent to their call. Registered
+  // first (prepend) so that, before anything else runs in the step (compaction's pressure check
+  // included), pairs that layers 1–2 completed with user/message results are made balanced.
   ctx.on('agent/pre-step', async (payload, next) => {
+    if (config.enabled) {
+      safely('tool-pairing balance', undefined, () => {
+        const session = payload.agent.session;
+        if (findDangling(visibleMessages(session)) !== undefined) return;
+        const edits = planBalance(readSurface(session));
+        if (edits.length === 0) return;
+        applyEdits(session, edits);
+        logger.info('session %s: %s', session.id, edits.map((edit) => edit.detail).join('; '));
+      });
+    }
     const decision = await next();
     if (!config.enabled || decision.kind !== 'enter') return decision;
     return safely('pre-step results', decision, () => {
@@ -127,9 +131,10 @@ export function apply(ctx: Context, config: Config): void {
       logger.info('session %s: %d error result(s) enter the step ahead of its other messages', session.id, synthetic.length + answering.length);
       return { kind: 'enter', messages: [...answering, ...synthetic, ...rest] };
     });
-  });
+  }, { prepend: true });
 
-  // Layer 3: a pairing 400 heals the surface, then the step retries once.
+  // Layer 3: a pairing 400 heals the surface, then the step retries once. Registered first so a
+  // terminal retry policy downstream never sees a failure this layer owns.
   ctx.on('agent/request-error', async (payload, next) => {
     if (!config.enabled || !isPairingFailure(payload.failure)) return next();
     const session = payload.agent.session;
@@ -147,7 +152,7 @@ export function apply(ctx: Context, config: Config): void {
     done.add(key);
     retried.set(session, done);
     return { kind: 'retry' };
-  });
+  }, { prepend: true });
 
   // Layer 4: every request checked; what is ours to change repaired; empty call ids made stable.
   ctx.on('llm/stream', (options, next) => {

@@ -43,19 +43,32 @@ describe('a crashed tool dispatch', () => {
     assert.match(String(request![2]!.content), /did not run to completion.*reading 'prepare'/s);
   });
 
-  it('layer 1 then closes compaction\'s tool-pairing balance, keeping the reasoning, and the next turn is still legal', async () => {
+  it('leaves the recovered turn\'s answer as the last assistant message (nothing is appended after it at idle)', async () => {
     const on = await host();
     const agent = createAgent(createSession());
     await crashedSession(on, agent);
     await runTurn(on, agent, [{ text: 'The write tool failed.' }]);
+    const events = agent.session.events;
+    assert.equal(events[events.length - 1]!.type, 'turn/end');
+    const lastAssistant = [...events].reverse().find((event) => event.type === 'assistant/message');
+    assert.deepEqual(lastAssistant?.type === 'assistant/message' && lastAssistant.data.message.content, [{ type: 'text', text: 'The write tool failed.' }]);
+  });
+
+  it('closes compaction\'s tool-pairing balance at the next step, keeping the reasoning, and that turn is legal', async () => {
+    const on = await host();
+    const agent = createAgent(createSession());
+    await crashedSession(on, agent);
+    await runTurn(on, agent, [{ text: 'The write tool failed.' }]);
+    assert.equal(balancedAtEnd(agent.session), false, 'a result logged as user/message does not count for compaction');
+    const after = await runTurn(on, agent, [{ text: 'ok' }], 'thanks');
+    assert.equal(after.end.kind, 'completed');
+    assert.deepEqual(after.failures, []);
     assert.equal(balancedAtEnd(agent.session), true);
     const assistant = agent.session.deriveMessages().find((message) => message.role === 'assistant')!;
     assert.deepEqual(assistant.content.map((block) => block.type), ['reasoning', 'text', 'text']);
     assert.deepEqual(assistant.content[0], { type: 'reasoning', text: 'I should write the file.' });
+    assert.match(String(after.requests[0]![2]!.content), /^\[unstuck\] Tool error result for call call_write_1:/);
     assert.deepEqual(nextRequest(agent.session).violations, []);
-    const after = await runTurn(on, agent, [{ text: 'ok' }], 'thanks');
-    assert.equal(after.end.kind, 'completed');
-    assert.deepEqual(after.failures, []);
   });
 
   it('layer 2: with the plugin loaded only after the crash (a restart), the next turn\'s first request is legal', async () => {
@@ -67,6 +80,7 @@ describe('a crashed tool dispatch', () => {
     assert.equal(next.end.kind, 'completed');
     assert.deepEqual(next.failures, []);
     assert.deepEqual(next.requests[0]!.map((message) => message.role), ['user', 'assistant', 'tool', 'user']);
+    await runTurn(on, agent, [{ text: 'ok' }], 'thanks');
     assert.equal(balancedAtEnd(agent.session), true);
   });
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm';
 import { foldSurface } from '@deepseek-ai/dsh-session';
-import { planHeal } from '../src/heal-plan.js';
+import { planBalance, planHeal } from '../src/heal-plan.js';
 import { readSurface } from '../src/surface.js';
 import { balancedAtEnd, crashedSession, createAgent, createHost, createSession, MODEL, nextRequest, PROVIDER, runTurn, type Host, type TestAgent } from './harness.js';
 
@@ -65,7 +65,7 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     const on = await host();
     await runTurn(on, agent, [{ text: 'ok' }], 'continue');
     assert.deepEqual(planHeal(agent.session, readSurface(agent.session)), []);
-    assert.deepEqual(planHeal(agent.session, readSurface(agent.session), { balance: true }), []);
+    assert.deepEqual(planBalance(readSurface(agent.session)), []);
     const before = agent.session.events.length;
     const later = await runTurn(on, agent, [{ text: 'fine' }], 'and now?');
     assert.deepEqual(later.failures, []);
