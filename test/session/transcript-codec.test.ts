@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Message } from '../../src/core/messages.js';
 import { formatTranscript, parseTranscript } from '../../src/session/index.js';
+import { countProblems, parseTranscriptBytes } from '../../src/session/transcript-reader.js';
 import { adversarialSession, asJson, DUMPED_SESSION, DUMPED_WITH_LINE_NUMBERS, GHOST_MARKER } from './helpers.js';
 
 const SMALL: Message[] = asJson([
@@ -65,6 +66,13 @@ describe('formatTranscript / parseTranscript', () => {
     assert.deepEqual(parseTranscript(text), { messages, problems: [] });
   });
 
+  it('loads a file whose line breaks were converted to CRLF (git autocrlf), text or bytes', () => {
+    const crlf = formatTranscript(SMALL).replaceAll('\n', '\r\n');
+    assert.deepEqual(parseTranscript(crlf), { messages: SMALL, problems: [] });
+    const parsed = parseTranscriptBytes(Buffer.from(crlf, 'utf8'), 'x.md');
+    assert.deepEqual({ messages: parsed.messages, problems: parsed.problems }, { messages: SMALL, problems: [] });
+  });
+
   it('reads a marker only when it is a whole line', () => {
     const text = `${formatTranscript([])}  12 | ${GHOST_MARKER}\nsee ${GHOST_MARKER}\n`;
     assert.deepEqual(parseTranscript(text).messages, []);
@@ -77,13 +85,16 @@ describe('formatTranscript / parseTranscript', () => {
     for (let at = text.indexOf('<!-- nf-msg '); at !== -1; at = text.indexOf('<!-- nf-msg ', at + 1)) markerEnds.push(text.indexOf(' -->', at) + 4);
     assert.equal(markerEnds.length, SMALL.length);
     for (let cut = 0; cut <= bytes.length; cut += 1) {
-      const parsed = parseTranscript(bytes.subarray(0, cut).toString('utf8'), { file: 's.md' });
       const whole = markerEnds.filter((end) => end <= cut).length;
-      assert.deepEqual(parsed.messages, SMALL.slice(0, whole), `cut at ${cut}`);
-      if (cut > 0 && whole < SMALL.length) assert.ok(parsed.problems.length > 0, `cut at ${cut}: a lost message must be listed`);
-      for (const problem of parsed.problems) {
-        assert.equal(problem.file, 's.md');
-        assert.ok(problem.why.length > 0);
+      // As text (the codec) and as bytes (what the store reads, with its fast path).
+      const fromBytes = parseTranscriptBytes(bytes.subarray(0, cut), 's.md');
+      for (const parsed of [parseTranscript(bytes.subarray(0, cut).toString('utf8'), { file: 's.md' }), { messages: fromBytes.messages, problems: [...fromBytes.problems, ...countProblems('s.md', fromBytes.declared, fromBytes.messages.length)] }]) {
+        assert.deepEqual(parsed.messages, SMALL.slice(0, whole), `cut at ${cut}`);
+        if (cut > 0 && whole < SMALL.length) assert.ok(parsed.problems.length > 0, `cut at ${cut}: a lost message must be listed`);
+        for (const problem of parsed.problems) {
+          assert.equal(problem.file, 's.md');
+          assert.ok(problem.why.length > 0);
+        }
       }
     }
   });
@@ -99,7 +110,7 @@ describe('formatTranscript / parseTranscript', () => {
     fc.assert(fc.property(fc.nat(bytes.length - 1), fc.constantFrom(0x60, 0x7e, 0x0a, 0x3c, 0x41, 0xff, 0x20), (at, value) => {
       const damaged = Buffer.from(bytes);
       damaged[at] = value;
-      const parsed = parseTranscript(damaged.toString('utf8'));
+      const parsed = at % 2 === 0 ? parseTranscript(damaged.toString('utf8')) : parseTranscriptBytes(damaged, 'x.md');
       // Whatever differs from the original (a lost message, or a marker whose payload still
       // decodes after the damage) is listed; the header's digest catches the second kind.
       if (!isDeepEqual(parsed.messages, SMALL)) assert.ok(parsed.problems.length > 0, `damage at ${at} is listed`);
