@@ -169,13 +169,14 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
 
   /** Checks a marker line's shape; the payloads are decoded for all markers at once, below. */
   function readMarker(line: string, offset: number): void {
+    // This marker line ends the message above it, whole or not: its loss is reported here, once.
+    pendingHeading = -1;
     let close = line.lastIndexOf(MARKER_SUFFIX);
     const tail = close === -1 ? '' : line.slice(close + MARKER_SUFFIX.length);
     if (close < MARKER_PREFIX.length - 1 || tail.trim() !== '') {
       problems.push({ file, line: lines.at(offset), why: 'incomplete nf-msg marker (no closing -->): the message was not recovered' });
       return;
     }
-    pendingHeading = -1;
     if (close < MARKER_PREFIX.length) close = MARKER_PREFIX.length;
     markers.push({ offset, payload: line.slice(MARKER_PREFIX.length, close) });
   }
