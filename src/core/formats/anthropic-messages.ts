@@ -125,7 +125,7 @@ function sideOf(message: unknown): Side {
  * results before them. `sources` names, for each native message out, the index of the native
  * message it was built from (undefined for one made only of added results).
  */
-export function buildAnthropicMessages(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[] } {
+export function buildAnthropicMessages(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[]; joined: boolean[] } {
   const groups: Message[][] = [];
   for (const message of messages) {
     const group = groups[groups.length - 1];
@@ -133,20 +133,21 @@ export function buildAnthropicMessages(messages: readonly Message[]): { messages
     if (group !== undefined && last !== undefined && sideOf(message) !== 'other' && sideOf(last) === sideOf(message) && sameNative(last, message)) group.push(message);
     else groups.push([message]);
   }
-  return { messages: groups.map(emitGroup), sources: groups.map((group) => group.map((member) => tagOf<MessageTag>(member)?.index).find((index) => index !== undefined)) };
+  return { messages: groups.map(emitGroup), sources: groups.map((group) => group.map((member) => tagOf<MessageTag>(member)?.index).find((index) => index !== undefined)),
+    joined: groups.map((group) => group.some((member) => tagOf<MessageTag>(member) === undefined) && group.some((member) => tagOf<MessageTag>(member) !== undefined)) };
 }
 
 function sameNative(previous: Message, message: Message): boolean {
   const tag = tagOf<MessageTag>(message);
   const previousTag = tagOf<MessageTag>(previous);
-  if (tag !== undefined && previousTag !== undefined) return tag.native === previousTag.native;
+  if (tag !== undefined && previousTag !== undefined) return tag.index === previousTag.index;
   return message.role === 'tool' && previous.role === 'tool';
 }
 
 function emitGroup(members: Message[]): unknown {
   const first = members[0] as Message;
   const tag = tagOf<MessageTag>(first);
-  if (tag !== undefined && members.length === tag.segments && members.every((member, segment) => tagOf<MessageTag>(member)?.converted === member && tagOf<MessageTag>(member)?.segment === segment && tagOf<MessageTag>(member)?.native === tag.native)) {
+  if (tag !== undefined && members.length === tag.segments && members.every((member, segment) => tagOf<MessageTag>(member)?.converted === member && tagOf<MessageTag>(member)?.segment === segment && tagOf<MessageTag>(member)?.index === tag.index)) {
     return tag.native;
   }
   const side = sideOf(first);

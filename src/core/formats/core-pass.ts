@@ -12,7 +12,8 @@ export interface NativeEntry {
 
 export interface Converter {
   from(values: readonly unknown[]): Converted<Message>;
-  build(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[] };
+  /** `joined`: the native element out also holds results the repair added (so it changed). */
+  build(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[]; joined: boolean[] };
 }
 
 /**
@@ -32,7 +33,9 @@ export function repairThroughCore(entries: NativeEntry[], converter: Converter, 
     const source = built.sources[position];
     const origin = source === undefined ? previous : (entries[source] as NativeEntry).origin;
     previous = origin;
-    return source === undefined ? { value, origin, added: true } : { value, origin };
+    if (source === undefined) return { value, origin, added: true };
+    if (built.joined[position] === true) changes.push({ kind: 'result-synthesized', index: origin, detail: 'received the error result(s) added for calls that had none' });
+    return { value, origin };
   });
 }
 

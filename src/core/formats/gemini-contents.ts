@@ -151,7 +151,7 @@ function sideOf(message: unknown): Side {
 }
 
 /** Converted messages back to contents; see buildAnthropicMessages for how segments regroup. */
-export function buildGeminiContents(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[] } {
+export function buildGeminiContents(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[]; joined: boolean[] } {
   const groups: Message[][] = [];
   const calls = new Map<string, { name: string; key: string; nativeId: boolean }>();
   for (const message of messages) {
@@ -169,20 +169,21 @@ export function buildGeminiContents(messages: readonly Message[]): { messages: u
   return {
     messages: groups.map((group) => emitGroup(group, calls)),
     sources: groups.map((group) => group.map((member) => tagOf<ContentTag>(member)?.index).find((index) => index !== undefined)),
+    joined: groups.map((group) => group.some((member) => tagOf<ContentTag>(member) === undefined) && group.some((member) => tagOf<ContentTag>(member) !== undefined)),
   };
 }
 
 function sameNative(previous: Message, message: Message): boolean {
   const tag = tagOf<ContentTag>(message);
   const previousTag = tagOf<ContentTag>(previous);
-  if (tag !== undefined && previousTag !== undefined) return tag.native === previousTag.native;
+  if (tag !== undefined && previousTag !== undefined) return tag.index === previousTag.index;
   return message.role === 'tool' && previous.role === 'tool';
 }
 
 function emitGroup(members: Message[], calls: Map<string, { name: string; key: string; nativeId: boolean }>): unknown {
   const first = members[0] as Message;
   const tag = tagOf<ContentTag>(first);
-  if (tag !== undefined && members.length === tag.segments && members.every((member, segment) => tagOf<ContentTag>(member)?.converted === member && tagOf<ContentTag>(member)?.segment === segment && tagOf<ContentTag>(member)?.native === tag.native)) {
+  if (tag !== undefined && members.length === tag.segments && members.every((member, segment) => tagOf<ContentTag>(member)?.converted === member && tagOf<ContentTag>(member)?.segment === segment && tagOf<ContentTag>(member)?.index === tag.index)) {
     return tag.native;
   }
   const side = sideOf(first);

@@ -1,7 +1,7 @@
 import type { RuleId } from '../rule-ids.js';
 import { preview, repairThroughCore, type NativeEntry } from './core-pass.js';
 import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
-import { checkGeminiContents, countCalls, isDatalessPart, isEmptyTextPart } from './gemini-check.js';
+import { checkGeminiContents, countCalls, countResponses, isDatalessPart, isEmptyTextPart } from './gemini-check.js';
 import { buildGeminiContents, callOf, fromGeminiContents, roleOf } from './gemini-contents.js';
 import { isRecord } from './native-tag.js';
 import { pairingProfile } from './pairing-profile.js';
@@ -63,6 +63,13 @@ function settleTurns(entries: NativeEntry[], options: FormatRepairOptions, chang
       continue;
     }
     const previous = out[out.length - 1];
+    if (previous !== undefined && roleOf(content) === 'user' && countResponses(content) > 0 && roleOf(previous.value as Record<string, unknown>) === 'user' && countResponses(previous.value) > 0) {
+      // Parallel responses split over consecutive turns: Gemini wants them in the one turn after the calls.
+      previous.value = { ...(previous.value as Record<string, unknown>), parts: [...((previous.value as Record<string, unknown>)['parts'] as unknown[]), ...kept] };
+      changes.push({ kind: 'messages-merged', index: entry.origin, detail: `function response turn merged into the response turn before it (input index ${previous.origin})` });
+      if (previous.added !== true) changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the responses of the turn at input index ${entry.origin}, which followed it` });
+      continue;
+    }
     if (roleOf(content) === 'model' && countCalls(content) > 0) {
       if (previous === undefined) {
         // Nothing before the call turn to have asked for it (a sliced history): its calls are kept as text.
