@@ -1,22 +1,51 @@
 /**
- * The proxy's cost, in one run: added latency (p50/p99) through `unstuck proxy` versus direct,
- * for a 10-message body and a ~1 MB body; throughput versus a minimal Node pass-through proxy;
- * the time to the first SSE byte, added. Run: node --import tsx bench/http.bench.ts
+ * The proxy's cost, in one run: added latency (p50/p99) through `unstuck proxy` versus direct, for
+ * a 10-message body and a ~1 MB body; the time to the first SSE byte, added; throughput and CPU
+ * per request versus a minimal Node pass-through proxy (the baseline, in http-fixtures.ts).
+ * Each proxy runs in its own process (bench/http-proxy-child.ts), so its CPU time is its own.
+ * Run: node --import tsx bench/http.bench.ts
  */
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { createNodeFetch, createProxyHandler, serveProxy } from '../src/http/index.js';
-import { largeBody, percentile, smallBody, startBaselineProxy, startUpstream, timedPost } from './http-fixtures.js';
+import { largeBody, percentile, smallBody, startUpstream, timedPost } from './http-fixtures.js';
 
 const THROUGHPUT_SECONDS = Number(process.env.UNSTUCK_BENCH_SECONDS ?? 3);
 const THROUGHPUT_ROUNDS = 5;
 
-const upstream = await startUpstream({ sseGapMs: 30 });
-// Composed as `unstuck proxy` composes it.
-const proxy = await serveProxy(createProxyHandler({ upstream: upstream.url, profile: 'deepseek', fetch: createNodeFetch() }), { port: 0 });
-const baseline = await startBaselineProxy(upstream.url);
+interface ChildProxy {
+  url: string;
+  cpu(): Promise<number>;
+  stop(): Promise<void>;
+}
 
-/** Interleaves direct and proxied requests so drift (GC, CPU frequency) hits both alike. */
-async function addedLatency(body: string, rounds: number, path = '/v1/chat/completions'): Promise<{ direct: number[]; proxied: number[]; directFirst: number[]; proxiedFirst: number[] }> {
+async function startChild(kind: 'unstuck' | 'baseline', upstream: string): Promise<ChildProxy> {
+  const child = fork(join(import.meta.dirname, 'http-proxy-child.ts'), [kind, upstream], { execArgv: ['--import', 'tsx'] });
+  const url = await new Promise<string>((resolve) => child.once('message', (message) => resolve((message as { url: string }).url)));
+  return {
+    url,
+    cpu: () =>
+      new Promise((resolve) => {
+        child.once('message', (message) => {
+          const usage = message as NodeJS.CpuUsage;
+          resolve(usage.user + usage.system);
+        });
+        child.send('cpu');
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.send('stop');
+      }),
+  };
+}
+
+const upstream = await startUpstream({ sseGapMs: 30 });
+const proxy = await startChild('unstuck', upstream.url);
+const baseline = await startChild('baseline', upstream.url);
+
+/** Interleaves direct and proxied requests so drift (GC, other processes) hits both alike. */
+async function addedLatency(body: string, rounds: number, path = '/v1/chat/completions') {
   const result = { direct: [] as number[], proxied: [] as number[], directFirst: [] as number[], proxiedFirst: [] as number[] };
   for (let round = 0; round < Math.ceil(rounds / 10); round += 1) {
     await timedPost(`${upstream.url}${path}`, body);
@@ -33,43 +62,47 @@ async function addedLatency(body: string, rounds: number, path = '/v1/chat/compl
   return result;
 }
 
+const ms = (value: number): string => `${value.toFixed(2)} ms`;
 function describe(label: string, direct: number[], proxied: number[]): string {
-  const p50 = percentile(proxied, 50) - percentile(direct, 50);
-  const p99 = percentile(proxied, 99) - percentile(direct, 99);
-  return `${label}: direct p50 ${percentile(direct, 50).toFixed(2)} ms p99 ${percentile(direct, 99).toFixed(2)} ms | proxied p50 ${percentile(proxied, 50).toFixed(2)} ms p99 ${percentile(proxied, 99).toFixed(2)} ms | added p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`;
+  const added50 = percentile(proxied, 50) - percentile(direct, 50);
+  const added99 = percentile(proxied, 99) - percentile(direct, 99);
+  return `${label}: direct p50 ${ms(percentile(direct, 50))} p99 ${ms(percentile(direct, 99))} | proxied p50 ${ms(percentile(proxied, 50))} p99 ${ms(percentile(proxied, 99))} | added p50 ${ms(added50)}, p99 ${ms(added99)}`;
 }
 
-async function throughput(url: string, body: string): Promise<{ rps: number; errors: number; non2xx: number }> {
-  const result = await autocannon({ url: `${url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body, connections: 64, duration: THROUGHPUT_SECONDS });
-  return { rps: result.requests.average, errors: result.errors + result.timeouts, non2xx: result.non2xx };
+async function throughput(target: ChildProxy, body: string): Promise<{ rps: number; cpuPerRequest: number; errors: number }> {
+  const before = await target.cpu();
+  const result = await autocannon({ url: `${target.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body, connections: 64, duration: THROUGHPUT_SECONDS });
+  const after = await target.cpu();
+  return { rps: result.requests.average, cpuPerRequest: (after - before) / Math.max(1, result.requests.total), errors: result.errors + result.timeouts + result.non2xx };
 }
 
 const small = smallBody();
 const large = largeBody();
-const lines: string[] = [];
-const log = (line: string): void => {
-  lines.push(line);
-  console.log(line);
-};
+const log = (line: string): void => console.log(line);
 
 const smallRun = await addedLatency(small, 2000);
-log(describe(`small body (10 messages, ${small.length} B, 2000 rounds)`, smallRun.direct, smallRun.proxied));
+log(describe(`small body (10 messages, ${small.length} B, 2000 requests)`, smallRun.direct, smallRun.proxied));
 const largeRun = await addedLatency(large, 150);
-log(describe(`large body (${(large.length / 1e6).toFixed(2)} MB, ${JSON.parse(large).messages.length} messages, 150 rounds)`, largeRun.direct, largeRun.proxied));
+log(describe(`large body (${(large.length / 1e6).toFixed(2)} MB, ${(JSON.parse(large) as { messages: unknown[] }).messages.length} messages, 150 requests)`, largeRun.direct, largeRun.proxied));
 const sseRun = await addedLatency(small, 300, '/v1/chat/completions?sse=1');
-log(`first SSE byte: direct p50 ${percentile(sseRun.directFirst, 50).toFixed(2)} ms | proxied p50 ${percentile(sseRun.proxiedFirst, 50).toFixed(2)} ms | added p50 ${(percentile(sseRun.proxiedFirst, 50) - percentile(sseRun.directFirst, 50)).toFixed(2)} ms, p99 ${(percentile(sseRun.proxiedFirst, 99) - percentile(sseRun.directFirst, 99)).toFixed(2)} ms (upstream sends the rest 30 ms later)`);
+log(`first SSE byte (300 requests; the upstream sends the rest 30 ms later): direct p50 ${ms(percentile(sseRun.directFirst, 50))} | proxied p50 ${ms(percentile(sseRun.proxiedFirst, 50))} | added p50 ${ms(percentile(sseRun.proxiedFirst, 50) - percentile(sseRun.directFirst, 50))}, p99 ${ms(percentile(sseRun.proxiedFirst, 99) - percentile(sseRun.directFirst, 99))}`);
 
-// Throughput in alternating rounds, so load from other processes on the machine hits both alike.
+// Alternating rounds, so load from other processes hits both alike. CPU per request is the
+// steadier figure on a shared machine: at saturation, throughput is 1 / CPU per request.
 const ratios: number[] = [];
+const cpuRatios: number[] = [];
 const rounds: string[] = [];
 let errors = 0;
 for (let round = 0; round < THROUGHPUT_ROUNDS; round += 1) {
-  const base = await throughput(baseline.url, small);
-  const ours = await throughput(proxy.url, small);
-  errors += base.errors + ours.errors + ours.non2xx;
+  const base = await throughput(baseline, small);
+  const ours = await throughput(proxy, small);
+  errors += base.errors + ours.errors;
   ratios.push(ours.rps / base.rps);
-  rounds.push(`${ours.rps.toFixed(0)}/${base.rps.toFixed(0)}`);
+  cpuRatios.push(base.cpuPerRequest / ours.cpuPerRequest);
+  rounds.push(`${ours.rps.toFixed(0)}/${base.rps.toFixed(0)} req/s, ${ours.cpuPerRequest.toFixed(0)}/${base.cpuPerRequest.toFixed(0)} µs CPU per request`);
 }
-log(`throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s: unstuck/baseline req/s ${rounds.join(', ')} | median ratio ${percentile(ratios, 50).toFixed(2)}x | errors ${errors}`);
+log(`throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (unstuck/baseline): ${rounds.join('; ')}`);
+log(`throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors ${errors}`);
 
-await Promise.all([proxy.close(), baseline.close(), upstream.close()]);
+await Promise.all([proxy.stop(), baseline.stop()]);
+await upstream.close();

@@ -51,7 +51,12 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
     if (response.status !== 400) return response;
 
     const text = await response.text();
-    const again = (): Response => new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
+    const again = (): Response => {
+      const headers = new Headers(response.headers);
+      headers.delete('content-length'); // the text is decoded and re-encoded: its length is the new body's
+      headers.delete('content-encoding');
+      return new Response(text, { status: response.status, statusText: response.statusText, headers });
+    };
     const verdict = classifyError(response.status, text);
     if (verdict === undefined || !isPairingRule(verdict.rule)) return again();
     const healed = heal(first.body, verdict, options);

@@ -19,12 +19,12 @@ const HOP_BY_HOP = new Set([
 
 /**
  * Headers this proxy recomputes rather than copies, because it may change what they describe:
- * `host` names the upstream, not us; `content-length` changes when a body is repaired;
- * fetch decodes compressed response bodies, so the upstream's `content-encoding` and
- * `content-length` no longer describe the bytes we send on.
+ * `host` names the upstream, not us; `content-length` changes when a body is repaired.
  */
 const RECOMPUTED_ON_REQUEST = new Set(['host', 'content-length']);
-const RECOMPUTED_ON_RESPONSE = new Set(['content-length', 'content-encoding']);
+const NONE = new Set<string>();
+/** fetch decodes a compressed body: then `content-encoding` and `content-length` describe bytes we do not send. */
+const DECODED_ON_RESPONSE = new Set(['content-length', 'content-encoding']);
 
 function copyEndToEnd(source: Headers, recomputed: ReadonlySet<string>): Headers {
   const named = new Set<string>();
@@ -47,7 +47,7 @@ export function toUpstreamHeaders(headers: Headers): Headers {
   return copyEndToEnd(headers, RECOMPUTED_ON_REQUEST);
 }
 
-/** The upstream's headers as they should reach the client. */
+/** The upstream's headers as they should reach the client (the body as fetch hands it over: decoded). */
 export function toClientHeaders(headers: Headers): Headers {
-  return copyEndToEnd(headers, RECOMPUTED_ON_RESPONSE);
+  return copyEndToEnd(headers, headers.has('content-encoding') ? DECODED_ON_RESPONSE : NONE);
 }

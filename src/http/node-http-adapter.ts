@@ -82,11 +82,23 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
   if (response.headers.get('content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
 
   const reader = response.body.getReader();
+  // Writes are corked until the next turn of the event loop, so a body that ends right after its
+  // last chunk leaves in one syscall with its terminator; a stream's chunks are still sent at once.
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    outgoing.uncork();
+  };
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       if (outgoing.destroyed) throw new Error('client closed the connection');
+      if (!corked) {
+        corked = true;
+        outgoing.cork();
+        setImmediate(uncork);
+      }
       if (!outgoing.write(value)) await drained(outgoing);
     }
     outgoing.end();

@@ -35,6 +35,11 @@ test('host and content-length are recomputed for the upstream, not copied', () =
   assert.equal(headers.get('x-kept'), '1');
 });
 
+test('response: a plain body keeps its length', () => {
+  const headers = toClientHeaders(new Headers({ 'content-length': '42', 'content-type': 'application/json' }));
+  assert.equal(headers.get('content-length'), '42');
+});
+
 test('response: encoding and length are dropped (fetch decoded the body), rate-limit headers and cookies kept one by one', () => {
   const upstream = new Headers([
     ['content-encoding', 'gzip'],
