@@ -6,9 +6,6 @@ import type { Step } from '../../emulator/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 
-const PROFILES = ['openai', 'deepseek', 'qwen', 'mistral', 'moonshot', 'groq'] as const;
-type ProfileOption = (typeof PROFILES)[number];
-
 export const emulateCommand: Command = {
   name: 'emulate',
   summary: 'Run a strict provider emulator on loopback: checks every request, answers from a script',
@@ -21,7 +18,7 @@ export const emulateCommand: Command = {
     thinking: { type: 'boolean' },
   },
   optionHelp: {
-    profile: `Provider to play: ${PROFILES.join(', ')} (default deepseek)`,
+    profile: `Provider to play: ${profileNames.join(', ')} (default deepseek)`,
     port: 'Port to listen on (default 0: any free port; the URL is printed)',
     host: 'Address to bind (default 127.0.0.1)',
     script: 'JSON file of steps to answer with (default: every request gets "ok")',
@@ -29,8 +26,8 @@ export const emulateCommand: Command = {
   },
   async run({ values }, io) {
     const profile = (values['profile'] as string | undefined) ?? 'deepseek';
-    if (!(PROFILES as readonly string[]).includes(profile)) {
-      io.stderr.write(`unstuck emulate: unknown profile '${profile}' (known: ${PROFILES.join(', ')})\n`);
+    if (!isProfileName(profile)) {
+      io.stderr.write(`unstuck emulate: unknown profile '${profile}' (known: ${profileNames.join(', ')})\n`);
       return EXIT.usage;
     }
     const portText = (values['port'] as string | undefined) ?? '0';
@@ -44,7 +41,7 @@ export const emulateCommand: Command = {
     const script = scriptFile === undefined ? [] : await readScript(resolve(io.cwd, scriptFile), scriptFile);
 
     const emulator = createEmulator({
-      profile: profile as ProfileOption,
+      profile,
       script,
       ...(values['thinking'] === true ? { thinking: true } : {}),
       onRequest: (request) => {
