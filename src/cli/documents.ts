@@ -1,6 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { Buffer } from 'node:buffer';
 import { UnstuckError } from '../core/errors.js';
+import { fromAnthropicMessages } from '../core/formats/anthropic-messages.js';
+import type { FormatName } from '../core/formats/format-types.js';
+import { fromGeminiContents } from '../core/formats/gemini-contents.js';
+import { fromResponsesInput } from '../core/formats/responses-input.js';
 import { isMessage, type Message } from '../core/messages.js';
 import { parseJournal, formatJournal } from '../session/journal-codec.js';
 import { formatTranscript } from '../session/transcript-codec.js';
@@ -12,10 +16,19 @@ import { findJsonErrorOffset, lineAndColumn } from './json-error-offset.js';
 /** The containers a history comes in. Written back in the same one. */
 export type DocumentFormat = 'json-array' | 'request-body' | 'jsonl' | 'markdown';
 
+/** The wire format of the history inside: OpenAI chat, or another provider's (checked with checkFormat). */
+export type Wire = 'openai-chat' | FormatName;
+
 export interface HistoryDocument {
   file: string;
   format: DocumentFormat;
+  wire: Wire;
+  /** The history as OpenAI-chat messages (converted, for another wire). */
   messages: Message[];
+  /** For another wire than OpenAI chat: the history as it is in the document (Anthropic messages, Gemini contents, Responses input items). */
+  native?: unknown[];
+  /** For a request body: the key holding the history (messages, contents or input). */
+  key?: string;
   /** What could not be read (damaged session files); empty for JSON documents, which either parse or are bad input. */
   problems: SessionProblem[];
   /** The original text, so an unchanged document is written back byte for byte. */
@@ -39,14 +52,16 @@ export async function readDocument(file: string, io: Io): Promise<HistoryDocumen
   if (/\.md$/i.test(file)) {
     // Through the store, so a long session's declared segment files are read too (and nothing else).
     const loaded = await createTranscriptStore(file).load();
-    return { file, format: 'markdown', messages: loaded.messages, problems: loaded.problems, text, indent: 0 };
+    return { file, format: 'markdown', wire: 'openai-chat', messages: loaded.messages, problems: loaded.problems, text, indent: 0 };
   }
   if (/\.jsonl$/i.test(file)) return fromJsonl(file, text);
   const trimmed = text.trimStart();
   if (trimmed === '') throw new UnstuckError('INPUT_INVALID', 'empty input: expected a JSON array of messages, a request body with "messages", or JSONL', { file, position: '1:1' });
   if (trimmed.startsWith('[')) {
     const value = parseJson(text, file);
-    return { file, format: 'json-array', messages: asMessages(value, file, ''), problems: [], text, indent: detectIndent(text) };
+    const wire = Array.isArray(value) ? detectWire(value, undefined) : 'openai-chat';
+    if (wire !== 'openai-chat') return nativeDocument({ file, format: 'json-array', text, indent: detectIndent(text) }, wire, value as unknown[]);
+    return { file, format: 'json-array', wire, messages: asMessages(value, file, ''), problems: [], text, indent: detectIndent(text) };
   }
   // An object: a request body, or the first line of JSONL.
   let value: unknown;
@@ -56,25 +71,73 @@ export async function readDocument(file: string, io: Io): Promise<HistoryDocumen
     if (text.trim().includes('\n')) return fromJsonl(file, text);
     throw jsonError(error, text, file);
   }
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Array.isArray((value as Record<string, unknown>)['messages'])) {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const body = value as Record<string, unknown>;
-    return { file, format: 'request-body', messages: asMessages(body['messages'], file, 'messages'), problems: [], text, body, indent: detectIndent(text) };
+    const key = Array.isArray(body['messages']) ? 'messages' : Array.isArray(body['contents']) ? 'contents' : Array.isArray(body['input']) ? 'input' : undefined;
+    if (key !== undefined) {
+      const history = body[key] as unknown[];
+      const wire: Wire = key === 'contents' ? 'gemini-contents' : key === 'input' ? 'responses-input' : detectWire(history, body);
+      const base = { file, format: 'request-body' as const, text, body, key, indent: detectIndent(text) };
+      if (wire !== 'openai-chat') return nativeDocument(base, wire, history);
+      return { ...base, wire, messages: asMessages(history, file, 'messages'), problems: [] };
+    }
   }
   if (isMessage(value)) return fromJsonl(file, text);
-  throw new UnstuckError('INPUT_INVALID', 'expected a JSON array of messages, a request body with a "messages" array, or JSONL with one message a line', { file, position: '1:1' });
+  throw new UnstuckError('INPUT_INVALID', 'expected a JSON array of messages, a request body with a "messages", "contents" or "input" array, or JSONL with one message a line', { file, position: '1:1' });
 }
 
-/** The document with its messages replaced, in its own container. */
-export function formatDocument(document: HistoryDocument, messages: readonly Message[]): string {
+const RESPONSES_ITEM_TYPES = new Set(['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference', 'custom_tool_call', 'custom_tool_call_output', 'computer_call', 'computer_call_output', 'web_search_call', 'file_search_call', 'local_shell_call', 'local_shell_call_output', 'mcp_call', 'mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response', 'image_generation_call', 'code_interpreter_call']);
+const ANTHROPIC_BLOCK_TYPES = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * Which wire a history array is in. Gemini: every element has `parts`. Responses: items carry a
+ * `type` (function_call, message...). Anthropic: user/assistant messages with tool_use,
+ * tool_result or thinking blocks and no OpenAI fields, or a request body with a top-level
+ * `system`. Anything else (a history of plain text is valid in both) is OpenAI chat.
+ */
+export function detectWire(history: readonly unknown[], body: Record<string, unknown> | undefined): Wire {
+  if (history.length === 0) return 'openai-chat';
+  if (history.every((element) => isRecord(element) && Array.isArray(element['parts']) && !('content' in element))) return 'gemini-contents';
+  const records = history.filter(isRecord);
+  if (records.some((element) => typeof element['type'] === 'string' && RESPONSES_ITEM_TYPES.has(element['type'])) && records.every((element) => typeof element['type'] === 'string' || typeof element['role'] === 'string') && !records.some(hasAnthropicBlocks)) return 'responses-input';
+  const plainRoles = records.every((element) => (element['role'] === 'user' || element['role'] === 'assistant') && !('tool_calls' in element) && !('tool_call_id' in element));
+  if (plainRoles && records.length === history.length && (records.some(hasAnthropicBlocks) || (body !== undefined && 'system' in body))) return 'anthropic-messages';
+  return 'openai-chat';
+}
+
+function hasAnthropicBlocks(element: Record<string, unknown>): boolean {
+  const content = element['content'];
+  return Array.isArray(content) && content.some((block) => isRecord(block) && typeof block['type'] === 'string' && ANTHROPIC_BLOCK_TYPES.has(block['type']));
+}
+
+/** What the elements of a history are called in its wire: messages, contents or input items. */
+export function elementLabel(wire: string): string {
+  return wire === 'gemini-contents' ? 'contents' : wire === 'responses-input' ? 'input' : 'messages';
+}
+
+const converters: Record<FormatName, (history: readonly unknown[]) => { messages: Message[] }> = {
+  'anthropic-messages': fromAnthropicMessages,
+  'gemini-contents': fromGeminiContents,
+  'responses-input': fromResponsesInput,
+};
+
+function nativeDocument(base: Omit<HistoryDocument, 'wire' | 'messages' | 'problems'>, wire: FormatName, history: unknown[]): HistoryDocument {
+  return { ...base, wire, native: history, messages: converters[wire](history).messages, problems: [] };
+}
+
+/** The document with its history replaced (in the document's own wire: native elements for another wire than chat), in its own container. */
+export function formatDocument(document: HistoryDocument, history: readonly unknown[]): string {
   switch (document.format) {
     case 'json-array':
-      return `${JSON.stringify(messages, null, document.indent || undefined)}\n`;
+      return `${JSON.stringify(history, null, document.indent || undefined)}\n`;
     case 'request-body':
-      return `${JSON.stringify({ ...document.body, messages }, null, document.indent || undefined)}\n`;
+      return `${JSON.stringify({ ...document.body, [document.key ?? 'messages']: history }, null, document.indent || undefined)}\n`;
     case 'jsonl':
-      return formatJournal(messages);
+      return formatJournal(history as readonly Message[]);
     case 'markdown':
-      return formatTranscript(messages);
+      return formatTranscript(history as readonly Message[]);
   }
 }
 
@@ -84,7 +147,7 @@ function fromJsonl(file: string, text: string): HistoryDocument {
     const first = loaded.problems[0] as SessionProblem;
     throw new UnstuckError('INPUT_INVALID', `not a history: ${first.why}`, { file, position: String(first.line ?? 1) });
   }
-  return { file, format: 'jsonl', messages: loaded.messages, problems: loaded.problems, text, indent: 0 };
+  return { file, format: 'jsonl', wire: 'openai-chat', messages: loaded.messages, problems: loaded.problems, text, indent: 0 };
 }
 
 function parseJson(text: string, file: string): unknown {

@@ -1,8 +1,9 @@
 import { check } from '../../core/check.js';
 import { isUnstuckError } from '../../core/errors.js';
+import { checkFormat } from '../../core/formats/check-format.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
-import { readDocument } from '../documents.js';
+import { elementLabel, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
 import { describeFailure } from '../run.js';
 
@@ -30,21 +31,26 @@ export const checkCommand: Command = {
         exit = EXIT.usage;
         continue;
       }
-      const violations = check(document.messages, flags);
+      // Another provider's wire is checked by its own rules; --profile names OpenAI-chat providers.
+      const native = document.native;
+      const violations = native === undefined || document.wire === 'openai-chat' ? check(document.messages, flags) : checkFormat(document.wire, native, flags.thinking === undefined ? {} : { thinking: flags.thinking });
+      const rules = document.wire === 'openai-chat' ? flags.profile : document.wire;
+      const count = native?.length ?? document.messages.length;
+      const label = elementLabel(document.wire);
       if ((violations.length > 0 || document.problems.length > 0) && exit === EXIT.ok) exit = EXIT.violations;
       if (values['json'] === true) {
-        files.push({ file, format: document.format, messages: document.messages.length, violations, ...(document.problems.length > 0 ? { problems: document.problems } : {}) });
+        files.push({ file, format: document.format, ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }), messages: count, violations, ...(document.problems.length > 0 ? { problems: document.problems } : {}) });
         continue;
       }
       if (violations.length === 0 && document.problems.length === 0) {
-        io.stdout.write(`${file}: valid for ${flags.profile} (${document.messages.length} messages)\n`);
+        io.stdout.write(`${file}: valid for ${rules} (${count} ${label})\n`);
         continue;
       }
-      const count = violations.length + document.problems.length;
-      io.stdout.write(`${file}: ${count} problem${count === 1 ? '' : 's'} for ${flags.profile} (${document.messages.length} messages)\n`);
+      const problems = violations.length + document.problems.length;
+      io.stdout.write(`${file}: ${problems} problem${problems === 1 ? '' : 's'} for ${rules} (${count} ${label})\n`);
       for (const problem of document.problems) io.stdout.write(`  ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}  damaged: ${problem.why}\n`);
       for (const violation of violations) {
-        io.stdout.write(`  messages[${violation.index}]  ${violation.rule}${violation.toolCallId === undefined ? '' : ` (${violation.toolCallId})`}: ${violation.message}\n`);
+        io.stdout.write(`  ${label}[${violation.index}]  ${violation.rule}${violation.toolCallId === undefined ? '' : ` (${violation.toolCallId})`}: ${violation.message}\n`);
       }
     }
     if (values['json'] === true) io.stdout.write(`${JSON.stringify({ files })}\n`);

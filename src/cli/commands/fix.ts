@@ -2,12 +2,16 @@ import { copyFile } from 'node:fs/promises';
 import { Buffer } from 'node:buffer';
 import { check } from '../../core/check.js';
 import { UnstuckError } from '../../core/errors.js';
+import { checkFormat } from '../../core/formats/check-format.js';
+import { repairFormat } from '../../core/formats/repair-format.js';
+import type { FormatRepairOptions } from '../../core/formats/format-types.js';
+import type { Message } from '../../core/messages.js';
 import { repair, type RepairOptions } from '../../core/repair.js';
 import { writeFileAtomic } from '../../session/atomic-write.js';
 import { createTranscriptStore } from '../../session/transcript-store.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
-import { formatDocument, readDocument } from '../documents.js';
+import { elementLabel, formatDocument, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
 
 export const fixCommand: Command = {
@@ -50,8 +54,21 @@ export const fixCommand: Command = {
     if (values['strongest'] === true) options.level = 'strongest';
 
     const document = await readDocument(file, io);
-    const before = check(document.messages, options);
-    const result = repair(document.messages, options);
+    const native = document.wire === 'openai-chat' ? undefined : document.native;
+    let before: unknown[];
+    let result: Outcome;
+    if (native === undefined || document.wire === 'openai-chat') {
+      before = check(document.messages, options);
+      result = repair(document.messages, options);
+    } else {
+      // Another provider's wire: repaired by its own rules, and written back in it.
+      const formatOptions: FormatRepairOptions = {};
+      if (options.unanswered !== undefined) formatOptions.unanswered = options.unanswered;
+      if (options.orphans !== undefined) formatOptions.orphans = options.orphans;
+      if (options.thinking !== undefined) formatOptions.thinking = options.thinking;
+      before = checkFormat(document.wire, native, formatOptions);
+      result = repairFormat(document.wire, native, formatOptions);
+    }
     const changed = result.changed || document.problems.length > 0;
     // Unchanged: the original bytes, not a re-serialisation.
     const output = changed ? formatDocument(document, result.messages) : document.text;
@@ -61,7 +78,7 @@ export const fixCommand: Command = {
       if (document.format === 'markdown') {
         const store = createTranscriptStore(file);
         try {
-          await store.save(result.messages);
+          await store.save(result.messages as Message[]);
         } finally {
           await store.close();
         }
@@ -71,11 +88,11 @@ export const fixCommand: Command = {
     }
 
     if (values['json'] === true) {
-      io.stdout.write(`${JSON.stringify({ file, format: document.format, messages: result.messages, changes: result.changes, before, after: result.remaining, ...(document.problems.length > 0 ? { problems: document.problems } : {}) })}\n`);
+      io.stdout.write(`${JSON.stringify({ file, format: document.format, ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }), messages: result.messages, changes: result.changes, before, after: result.remaining, ...(document.problems.length > 0 ? { problems: document.problems } : {}) })}\n`);
     } else if (values['write'] !== true) {
       io.stdout.write(output);
     }
-    writeReport(io, file, document.problems, result, values['write'] === true, changed);
+    writeReport(io, file, document.problems, result, values['write'] === true, changed, elementLabel(document.wire));
     return result.remaining.length === 0 ? EXIT.ok : EXIT.violations;
   },
 };
@@ -84,16 +101,25 @@ function writeReport(
   io: Parameters<Command['run']>[1],
   file: string,
   problems: readonly { file: string; line?: number; why: string }[],
-  result: ReturnType<typeof repair>,
+  result: Outcome,
   wrote: boolean,
   changed: boolean,
+  label: string,
 ): void {
   const lines: string[] = [];
   for (const problem of problems) lines.push(`  damaged  ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.why}`);
-  for (const change of result.changes) lines.push(`  ${change.kind.padEnd(26)} messages[${change.index}]${change.toolCallId === undefined ? '' : ` ${change.toolCallId}`}: ${change.detail}`);
-  for (const left of result.remaining) lines.push(`  REMAINING ${left.rule} messages[${left.index}]: ${left.message} (${left.why})`);
+  for (const change of result.changes) lines.push(`  ${change.kind.padEnd(26)} ${label}[${change.index}]${change.toolCallId === undefined ? '' : ` ${change.toolCallId}`}: ${change.detail}`);
+  for (const left of result.remaining) lines.push(`  REMAINING ${left.rule} ${label}[${left.index}]: ${left.message} (${left.why})`);
   const head = !changed
     ? `${file}: valid, nothing to repair`
     : `${file}: ${result.changes.length} change${result.changes.length === 1 ? '' : 's'}${wrote ? `, written (original kept as ${file}.bak)` : ''}${result.remaining.length > 0 ? `, ${result.remaining.length} violation(s) remain` : ''}`;
   io.stderr.write(`${[head, ...lines].join('\n')}\n`);
+}
+
+/** What check and fix report, the same for OpenAI chat and the other wires. */
+interface Outcome {
+  messages: readonly unknown[];
+  changes: readonly { kind: string; index: number; toolCallId?: string; detail: string }[];
+  remaining: readonly { rule: string; index: number; message: string; why: string }[];
+  changed: boolean;
 }
