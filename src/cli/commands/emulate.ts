@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UnstuckError } from '../../core/errors.js';
+import { UnstuckError, isProfileName, profileNames } from '../../core/index.js';
 import { createEmulator, parseScript } from '../../emulator/index.js';
 import type { Step } from '../../emulator/index.js';
 import type { Command } from '../command.js';
