@@ -78,6 +78,11 @@ interface Scenario {
 
 const CRASHING_STEP: Step = { reasoning: 'Write the file first.', text: 'Writing the file.', toolCalls: [{ id: 'call_e2e_write', name: 'write', arguments: '{"path":"note.txt","content":"hi"}' }] };
 
+// There is no "resume the E1 session with the plugin": rc.8's own persistence refuses to
+// load a session holding an empty-id tool result ("message must have tool source"), before any
+// plugin runs. Layer 4's stable ids are what keep such a session from being written at all.
+const EMPTY_ID_STEP: Step = { reasoning: 'Read it.', text: '', toolCalls: [{ id: '', name: 'read', arguments: '{"path":"missing.txt"}' }] };
+
 const scenarios: Scenario[] = [
   {
     title: 'A1 without the plugin: the dispatch crashes, the turn ends in error',
@@ -113,6 +118,21 @@ const scenarios: Scenario[] = [
     title: 'D with the plugin, the recovered session resumed: its call/result pair is made compaction-balanced first, the turn is legal',
     session: 'session-e2e-live', task: 'thanks', crasher: false, plugin: true,
     steps: [{ reasoning: 'Wrap up.', text: 'You are welcome.' }], expect: { exit: 0, statuses: '200', balance: 'balanced' },
+  },
+  {
+    title: 'E1 without the plugin: a tool call whose id arrives empty runs, and the next request is a 400',
+    session: 'session-e2e-noid-off', task: 'read missing.txt', crasher: false, plugin: false,
+    steps: [EMPTY_ID_STEP, { reasoning: 'r', text: 'never reached' }], expect: { exit: 1, statuses: '200, 400 tool-call-id-missing' },
+  },
+  {
+    title: 'E2 with the plugin: the empty id is replaced by a stable one as it streams in; the turn completes',
+    session: 'session-e2e-noid-on', task: 'read missing.txt', crasher: false, plugin: true,
+    steps: [EMPTY_ID_STEP, { reasoning: 'The file is missing.', text: 'missing.txt does not exist.' }], expect: { exit: 0, statuses: '200, 200' },
+  },
+  {
+    title: 'E3 the E2 session resumed: it loads (its call ids are real) and the next turn is legal',
+    session: 'session-e2e-noid-on', task: 'and now?', crasher: false, plugin: true,
+    steps: [{ reasoning: 'Nothing more.', text: 'Nothing else to do.' }], expect: { exit: 0, statuses: '200', balance: 'balanced' },
   },
 ];
 

@@ -76,7 +76,7 @@ function originalCalls(session: Session, node: SurfaceNode, current: ReadonlySet
       const source = eventAt(session, seq);
       if (source?.type !== 'assistant/message') continue;
       for (const call of toolCallsOf(source.data.message)) {
-        if (!current.has(call.id) && !found.has(call.id)) found.set(call.id, call);
+        if (call.id !== '' && !current.has(call.id) && !found.has(call.id)) found.set(call.id, call);
       }
       visit(source);
     }
@@ -108,17 +108,19 @@ export function planHeal(session: Session, nodes: readonly SurfaceNode[]): Surfa
     const node = visible[index]!;
     const message = node.message;
     const calls = toolCallsOf(message);
-    const declared = new Map(calls.map((call) => [call.id, call] as const));
+    // A call whose id is empty (an old DeepSeek stream, before layer 4 gave ids) cannot be
+    // answered legally by any result: it is stripped, and its empty-id result made text.
+    const declared = new Map(calls.filter((call) => call.id !== '').map((call) => [call.id, call] as const));
     const restorable = message.role === 'assistant' ? originalCalls(session, node, new Set(declared.keys())) : new Map<string, ToolCallBlock>();
 
-    if (message.role === 'assistant' && (declared.size > 0 || restorable.size > 0)) {
+    if (message.role === 'assistant' && (calls.length > 0 || restorable.size > 0)) {
       const answered = new Set<string>();
       let next = index + 1;
       while (next < visible.length) {
         const candidate = visible[next]!;
         if (!isResultOnly(candidate.message)) break;
         const ids = candidate.message.content.filter(isToolResult).map((block) => block.toolCallId);
-        const fits = ids.every((id, position) => (declared.has(id) || restorable.has(id)) && !answered.has(id) && ids.indexOf(id) === position);
+        const fits = ids.every((id, position) => id !== '' && (declared.has(id) || restorable.has(id)) && !answered.has(id) && ids.indexOf(id) === position);
         if (!fits) break;
         for (const id of ids) answered.add(id);
         next += 1;
@@ -218,24 +220,26 @@ export function planBalance(nodes: readonly SurfaceNode[]): SurfaceEdit[] {
     const answers = (candidate: SurfaceNode & { message: Message }, type: string): boolean => {
       if (candidate.event.type !== type || !isResultOnly(candidate.message)) return false;
       const ids = candidate.message.content.filter(isToolResult).map((block) => block.toolCallId as string);
-      return ids.every((id, position) => declared.has(id) && !answered.has(id) && ids.indexOf(id) === position);
+      return ids.every((id, position) => id !== '' && declared.has(id) && !answered.has(id) && ids.indexOf(id) === position);
     };
     const take = (candidate: SurfaceNode & { message: Message }): void => {
       for (const block of candidate.message.content) if (isToolResult(block)) answered.add(block.toolCallId);
     };
     let next = index + 1;
     while (next < visible.length && answers(visible[next]!, 'tool/result')) take(visible[next++]!);
-    const asUser: (SurfaceNode & { message: Message })[] = [];
+    // From the first result logged as user/message on, every result of this assistant becomes
+    // text (a tool/result after a text node would no longer be adjacent to its call).
+    const asText: (SurfaceNode & { message: Message })[] = [];
     const unpaired = new Set<string>();
-    while (next < visible.length && answers(visible[next]!, 'user/message')) {
-      const candidate = visible[next++]!;
-      for (const block of candidate.message.content) if (isToolResult(block)) unpaired.add(block.toolCallId);
-      take(candidate);
-      asUser.push(candidate);
+    if (next < visible.length && answers(visible[next]!, 'user/message')) {
+      while (next < visible.length && (answers(visible[next]!, 'user/message') || answers(visible[next]!, 'tool/result'))) {
+        const candidate = visible[next++]!;
+        for (const block of candidate.message.content) if (isToolResult(block)) unpaired.add(block.toolCallId);
+        take(candidate);
+        asText.push(candidate);
+      }
     }
-    // A tool/result still to come for this assistant would lose its adjacency: leave it to layer 3.
-    const laterResult = next < visible.length && answers(visible[next]!, 'tool/result');
-    if (asUser.length > 0 && !laterResult) {
+    if (asText.length > 0) {
       const message = node.message;
       const moved = calls.filter((call) => unpaired.has(call.id));
       const content: ContentBlock[] = message.content.filter((block) => block.type !== 'tool-call' || !unpaired.has(block.id));
@@ -245,10 +249,10 @@ export function planBalance(nodes: readonly SurfaceNode[]): SurfaceEdit[] {
         kind: 'balance', role: 'assistant', start: node.seq, end: node.seq, sources: [node.seq], content, base: node,
         detail: `assistant at seq ${node.seq}: ${moved.length} call(s) answered by user messages kept as text`,
       });
-      for (const result of asUser) {
+      for (const result of asText) {
         edits.push({
           kind: 'balance', role: 'user', start: result.seq, end: result.seq, sources: [result.seq], content: neutralised(result.message), base: result,
-          detail: `result at seq ${result.seq} logged as a user message: made user text`,
+          detail: `result at seq ${result.seq} (after one logged as a user message): made user text`,
         });
       }
     }

@@ -19,13 +19,14 @@ import type { Context } from '@deepseek-ai/cordis';
 import z from '@deepseek-ai/schemastery';
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm';
 import { applyEdits } from './apply-edits.js';
-import { classifyError, isPairingRule } from './core.js';
+import { check, classifyError, isPairingRule } from './core.js';
 import { findDangling } from './dangling.js';
 import { planBalance, planHeal } from './heal-plan.js';
 import { isResultOnly, isToolResult, type AgentLike, type FailureLike, type Message, type PreStepDecision, type RequestErrorAction, type Session, type UserMessage } from './host.js';
 import { guardRequest, streamKey, withStableIds } from './stream-guard.js';
 import { lastTurnEnd, readSurface } from './surface.js';
 import { syntheticResult } from './synthetic-result.js';
+import { toWire } from './to-wire.js';
 
 export const name = 'unstuck-dsh';
 export const inject: string[] = [];
@@ -52,11 +53,25 @@ function crashReason(session: Session): string | undefined {
   return end?.kind === 'error' && typeof end.error?.message === 'string' ? end.error.message : undefined;
 }
 
-/** True when the 400 is one the core recognises as a tool-pairing violation. */
-export function isPairingFailure(failure: FailureLike): boolean {
+function normalise(text: string): string {
+  return text.replace(/messages\[\d+\]/g, 'messages[N]').trim();
+}
+
+/**
+ * True when the 400 is one the core recognises as a tool-pairing violation: by `classifyError`,
+ * or, for wordings it does not classify (DeepSeek's "Missing required parameter:
+ * 'messages[3].tool_calls[0].id'"), because the core's check of the session's next request
+ * finds a pairing violation whose provider wording is that very text (message indexes aside:
+ * the provider counts the system prompt).
+ */
+export function isPairingFailure(failure: FailureLike, session?: Session, model?: string): boolean {
   if (failure.status !== 400 || failure.code !== 'INVALID_REQUEST') return false;
   const classified = classifyError(400, { error: { message: failure.message, type: 'invalid_request_error' } });
-  return classified !== undefined && isPairingRule(classified.rule);
+  if (classified !== undefined) return isPairingRule(classified.rule);
+  if (session === undefined) return false;
+  const wanted = normalise(failure.message);
+  const violations = check(toWire(visibleMessages(session)).messages, { profile: 'deepseek', ...(model === undefined ? {} : { model }) });
+  return violations.some((violation) => isPairingRule(violation.rule) && normalise(violation.message) === wanted);
 }
 
 export function apply(ctx: Context, config: Config): void {
@@ -136,8 +151,9 @@ export function apply(ctx: Context, config: Config): void {
   // Layer 3: a pairing 400 heals the surface, then the step retries once. Registered first so a
   // terminal retry policy downstream never sees a failure this layer owns.
   ctx.on('agent/request-error', async (payload, next) => {
-    if (!config.enabled || !isPairingFailure(payload.failure)) return next();
+    if (!config.enabled) return next();
     const session = payload.agent.session;
+    if (!safely('failure check', false, () => isPairingFailure(payload.failure, session, payload.agent.options?.model))) return next();
     const key = `${payload.turn}:${payload.step}`;
     const done = retried.get(session) ?? new Set<string>();
     if (done.has(key)) return next();

@@ -98,4 +98,28 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     assert.equal(turn.requests[1]![2]!.role, 'tool');
     assert.equal(balancedAtEnd(session), true);
   });
+
+  it('unpairs a call whose id arrived empty (logged before layer 4 gave ids) together with its empty-id result', async () => {
+    const session = createSession();
+    session.append('turn/start', { turn: 1 });
+    session.append('step/start', { turn: 1, step: 1 });
+    session.append('user/message', createUserMessage({ content: [{ type: 'text', text: 'read it' }], source: { kind: 'user' } }), { surfaceOp: 'append' });
+    const call = { type: 'tool-call' as const, id: CallId(''), name: 'read', arguments: '{"path":"a"}' };
+    session.append('assistant/message', { turn: 1, step: 1, message: createAssistantMessage({ content: [{ type: 'reasoning', text: 'read first' }, call], source: { provider: PROVIDER, model: MODEL } }) }, { surfaceOp: 'append', sourceEventSeqs: [] });
+    session.append('tool/call', { turn: 1, step: 1, callId: call.id, name: call.name, arguments: call.arguments });
+    session.append('tool/result', { turn: 1, step: 1, message: createToolResultMessage({ callId: call.id, content: [{ type: 'text', text: 'contents of a' }], isError: false }) }, { surfaceOp: 'append' });
+    session.append('step/end', { turn: 1, step: 1 });
+    session.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
+    assert.ok(nextRequest(session).violations.some((violation) => violation.rule === 'tool-call-id-missing'));
+
+    const on = await host();
+    const turn = await runTurn(on, createAgent(session), [{ text: 'a says hi' }], 'so?');
+    assert.equal(turn.end.kind, 'completed');
+    assert.equal(turn.failures.length, 1);
+    const healed = turn.requests[1]!;
+    assert.deepEqual(healed.map((message) => message.role), ['user', 'assistant', 'user', 'user']);
+    assert.equal(healed[1]!.reasoning_content, 'read first');
+    assert.equal(healed[2]!.content, '[unstuck] Tool result for call (empty id):\ncontents of a');
+    assert.equal(balancedAtEnd(session), true);
+  });
 });
