@@ -1,17 +1,34 @@
 /**
  * Load test on loopback (not part of `npm test` or `npm run bench`): `npm run load`.
- * 64 concurrent connections for 30 s through `unstuck proxy` (composed as the CLI composes it) to
- * the strict emulator; half the requests carry a broken history the proxy must repair, a quarter
- * stream. Passes when there are 0 errors, 0 timeouts and 0 non-2xx answers.
+ * 64 concurrent connections for 30 s through a real `unstuck proxy` process to the strict
+ * emulator; half the requests carry a broken history the proxy must repair, half stream.
+ * Passes (exit 0) when there are 0 errors, 0 timeouts, 0 non-2xx answers and the emulator saw
+ * only valid requests.
  */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createEmulator } from '../src/emulator/index.js';
-import { createNodeFetch, createProxyHandler, serveProxy } from '../src/http/index.js';
 
 const seconds = Number(process.env.UNSTUCK_LOAD_SECONDS ?? 30);
 const emulator = createEmulator({ profile: 'openai' });
 const upstream = await emulator.listen();
-const proxy = await serveProxy(createProxyHandler({ upstream: upstream.url, profile: 'openai', fetch: createNodeFetch() }), { port: 0 });
+const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'proxy', '--upstream', upstream.url, '--port', '0', '--profile', 'openai'], { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'pipe'] });
+let logLines = 0;
+const proxyUrl = await new Promise<string>((resolve, reject) => {
+  let pending = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line.includes('"listening"')) resolve((JSON.parse(line) as { url: string }).url);
+      else logLines += 1;
+    }
+  });
+  child.once('exit', (code) => reject(new Error(`unstuck proxy exited with ${code}`)));
+});
 
 const valid = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: 'again' }];
 const broken = [
@@ -27,15 +44,17 @@ const bodies = [
 ];
 
 const result = await autocannon({
-  url: `${proxy.url}/v1/chat/completions`,
+  url: `${proxyUrl}/v1/chat/completions`,
   connections: 64,
   duration: seconds,
   requests: bodies.map((body) => ({ method: 'POST' as const, path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-load' }, body })),
 });
 const invalid = emulator.requests.filter((request) => request.violations.length > 0).length;
 console.log(
-  `load: 64 connections, ${seconds} s: ${result.requests.total} requests, ${result.requests.average.toFixed(0)} req/s, latency p50 ${result.latency.p50} ms p99 ${result.latency.p99} ms, errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}, invalid requests seen upstream ${invalid}`,
+  `load: 64 connections, ${seconds} s: ${result.requests.total} requests, ${result.requests.average.toFixed(0)} req/s, latency p50 ${result.latency.p50} ms p99 ${result.latency.p99} ms, errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}, invalid requests seen upstream ${invalid}, log lines ${logLines}`,
 );
-await proxy.close();
+const exited = new Promise((resolve) => child.once('exit', resolve));
+child.kill('SIGTERM');
+await exited;
 await upstream.close();
 process.exitCode = result.errors === 0 && result.timeouts === 0 && result.non2xx === 0 && invalid === 0 ? 0 : 1;

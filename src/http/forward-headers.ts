@@ -19,9 +19,11 @@ const HOP_BY_HOP = new Set([
 
 /**
  * Headers this proxy recomputes rather than copies, because it may change what they describe:
- * `host` names the upstream, not us; `content-length` changes when a body is repaired.
+ * `host` names the upstream, not us; `content-length` changes when a body is repaired; `expect:
+ * 100-continue` was answered by our own server, and we send the upstream a body we already hold
+ * (undici's fetch even rejects the header).
  */
-const RECOMPUTED_ON_REQUEST = new Set(['host', 'content-length']);
+const RECOMPUTED_ON_REQUEST = new Set(['host', 'content-length', 'expect']);
 const NONE = new Set<string>();
 /** fetch decodes a compressed body: then `content-encoding` and `content-length` describe bytes we do not send. */
 const DECODED_ON_RESPONSE = new Set(['content-length', 'content-encoding']);

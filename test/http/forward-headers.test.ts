@@ -28,8 +28,9 @@ test('hop-by-hop headers are dropped, and so is every header Connection names (R
   assert.deepEqual([...headers.keys()], ['x-kept']);
 });
 
-test('host and content-length are recomputed for the upstream, not copied', () => {
-  const headers = toUpstreamHeaders(new Headers({ host: '127.0.0.1:8787', 'content-length': '12', 'x-kept': '1' }));
+test('host, content-length and expect are recomputed for the upstream, not copied', () => {
+  const headers = toUpstreamHeaders(new Headers({ host: '127.0.0.1:8787', 'content-length': '12', expect: '100-continue', 'x-kept': '1' }));
+  assert.equal(headers.get('expect'), null);
   assert.equal(headers.get('host'), null);
   assert.equal(headers.get('content-length'), null);
   assert.equal(headers.get('x-kept'), '1');

@@ -222,3 +222,19 @@ test('a short load burst on loopback: no errors at 16 connections for 2 s', asyn
   assert.equal(result.non2xx, 0);
   assert.ok(result.requests.total > 100, `${result.requests.total} requests`);
 });
+
+test('curl-style `Expect: 100-continue` uploads go through (the proxy answers the expectation itself)', async () => {
+  const { proxy, emulator } = await stack();
+  const url = new URL(proxy.url);
+  const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'z'.repeat(50_000) }] });
+  const status = await new Promise<number>((resolve, reject) => {
+    const request = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('continue', () => request.end(body));
+    request.on('error', reject);
+  });
+  assert.equal(status, 200);
+  assert.equal(emulator.requests.length, 1);
+});
