@@ -1,7 +1,8 @@
 /**
  * The failure chains of the seeds (shared/seeds/000 NexForgeCLI 0.4.1, 001 dsh-messages-sanitizer),
  * each played against the strict emulator and each ending with a valid history and a successful
- * next turn.
+ * next turn. The retry after a network failure (no duplicate user message) is in retries.test.ts,
+ * with the other transient failures and the pairing-400 heal.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
