@@ -150,3 +150,11 @@ describe('anthropic-messages rules', () => {
     assert.deepEqual(repaired.remaining.map((violation) => violation.rule), ['system-role-in-messages']);
   });
 });
+
+test('merging assistant messages keeps thinking blocks first, as the API requires of a message that has them', () => {
+  const thinking = { type: 'thinking', thinking: 'plan', signature: 'sig' };
+  const history = [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'looking' }, { role: 'assistant', content: [thinking, use('t1')] }, { role: 'user', content: [result('t1')] }];
+  const repaired = fix(history, { thinking: true });
+  assert.deepEqual(repaired.messages[1], { role: 'assistant', content: [thinking, text('looking'), use('t1')] });
+  assert.deepEqual(repaired.remaining, []);
+});

@@ -74,8 +74,10 @@ function settleTurns(entries: NativeEntry[], changes: FormatChange[]): NativeEnt
       continue;
     }
     let blocks = [...blocksOf((previous.value as Record<string, unknown>)['content']), ...blocksOf(message['content'])];
-    // The API wants a user message's tool_result blocks before anything else in it.
-    if (role === 'user') blocks = [...blocks.filter(isToolResultBlock), ...blocks.filter((block) => !isToolResultBlock(block))];
+    // The API wants a user message's tool_result blocks before anything else in it, and an
+    // assistant message that has thinking blocks to open with them (CATALOGUE anthropic/thinking-block-not-first).
+    const leads = role === 'user' ? isToolResultBlock : isThinkingBlock;
+    blocks = [...blocks.filter(leads), ...blocks.filter((block) => !leads(block))];
     previous.value = { ...(previous.value as Record<string, unknown>), content: blocks };
     const before = previous.added === true ? `the results added for the calls of input index ${previous.origin}` : `the ${String(role)} message before it (input index ${previous.origin})`;
     changes.push({ kind: 'messages-merged', index: entry.origin, detail: `${String(role)} message merged into ${before}: roles must alternate` });
@@ -87,4 +89,8 @@ function settleTurns(entries: NativeEntry[], changes: FormatChange[]): NativeEnt
 function blocksOf(content: unknown): unknown[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   return Array.isArray(content) ? content : [];
+}
+
+function isThinkingBlock(block: unknown): boolean {
+  return isRecord(block) && (block['type'] === 'thinking' || block['type'] === 'redacted_thinking');
 }

@@ -39,12 +39,4 @@ export function repairThroughCore(entries: NativeEntry[], converter: Converter, 
   });
 }
 
-export function preview(value: unknown): string {
-  let text: string;
-  try {
-    text = value === undefined ? 'undefined' : JSON.stringify(value);
-  } catch {
-    text = String(value);
-  }
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
+export { preview } from '../repair/normalize.js';
