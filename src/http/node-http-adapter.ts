@@ -27,9 +27,9 @@ export interface ServingProxy {
 }
 
 /**
- * Serves a fetch-style handler on node:http. It turns an IncomingMessage into a `Request` whose body streams, and
- * writes the `Response` back chunk by chunk, waiting for `drain` so a slow client holds back
- * the upstream instead of filling memory.
+ * Serves a fetch-style handler on node:http. It turns an IncomingMessage into the fields of a
+ * `Request` (a `ProxyRequest`, its body streaming), and writes the `Response` back chunk by chunk,
+ * waiting for `drain` so a slow client holds back the upstream instead of filling memory.
  */
 export async function serveProxy(handler: (request: ProxyRequest) => Promise<Response>, options: ServeOptions = {}): Promise<ServingProxy> {
   const host = options.host ?? '127.0.0.1';
@@ -113,6 +113,7 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
       outgoing.destroy();
       return;
     }
+    while (socket.writableCorked > 0) socket.uncork();
     socket.end();
     setTimeout(() => socket.destroy(), 5000).unref();
   }

@@ -64,6 +64,19 @@ test('a response body that fails midway ends the connection with an error, never
   t.after(() => server.close());
   const response = await fetch(`${server.url}/stream`);
   await assert.rejects(response.text());
+  // Over a raw socket: what was written before the failure arrives, then the message ends incomplete.
+  const url = new URL(server.url);
+  const { received, complete } = await new Promise<{ received: string; complete: boolean }>((resolve) => {
+    httpRequest({ host: url.hostname, port: url.port, path: '/stream' }, (message) => {
+      let received = '';
+      message.setEncoding('utf8');
+      message.on('data', (chunk: string) => (received += chunk));
+      message.on('error', () => undefined);
+      message.on('close', () => resolve({ received, complete: message.complete }));
+    }).end();
+  });
+  assert.equal(received, 'data: partial\n\n');
+  assert.equal(complete, false);
 });
 
 test('a client that leaves cancels the response body, so the upstream read stops', async (t) => {
