@@ -92,18 +92,19 @@ const ANTHROPIC_BLOCK_TYPES = new Set(['tool_use', 'tool_result', 'thinking', 'r
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
- * Which wire a history array is in. Gemini: every element has `parts`. Responses: items carry a
+ * Which wire a history array is in. Gemini: contents with `parts` (and no `content`). Responses: items carry a
  * `type` (function_call, message...). Anthropic: user/assistant messages with tool_use,
  * tool_result or thinking blocks and no OpenAI fields, or a request body with a top-level
  * `system`. Anything else (a history of plain text is valid in both) is OpenAI chat.
  */
 export function detectWire(history: readonly unknown[], body: Record<string, unknown> | undefined): Wire {
   if (history.length === 0) return 'openai-chat';
-  if (history.every((element) => isRecord(element) && Array.isArray(element['parts']) && !('content' in element))) return 'gemini-contents';
   const records = history.filter(isRecord);
+  // Elements that are not objects at all do not decide the wire: the format's check names them.
+  if (records.some((element) => Array.isArray(element['parts'])) && !records.some((element) => 'content' in element || 'type' in element)) return 'gemini-contents';
   if (records.some((element) => typeof element['type'] === 'string' && RESPONSES_ITEM_TYPES.has(element['type'])) && records.every((element) => typeof element['type'] === 'string' || typeof element['role'] === 'string') && !records.some(hasAnthropicBlocks)) return 'responses-input';
   const plainRoles = records.every((element) => (element['role'] === 'user' || element['role'] === 'assistant') && !('tool_calls' in element) && !('tool_call_id' in element));
-  if (plainRoles && records.length === history.length && (records.some(hasAnthropicBlocks) || (body !== undefined && 'system' in body))) return 'anthropic-messages';
+  if (plainRoles && records.length > 0 && (records.some(hasAnthropicBlocks) || (body !== undefined && 'system' in body))) return 'anthropic-messages';
   return 'openai-chat';
 }
 

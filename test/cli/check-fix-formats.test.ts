@@ -68,6 +68,17 @@ describe('Gemini contents', () => {
     assert.equal(await run(['check', path('gemini.json')], captureIo()), 0);
   });
 
+  test('a damaged array (a turn without parts, junk) is still read as Gemini, and repaired', async () => {
+    await writeFile(path('damaged-contents.json'), JSON.stringify([{ role: 'user', parts: [{ text: 'q' }] }, { role: 'model' }, 42, { role: 'model', parts: [{ text: 'a' }] }]));
+    const checked = captureIo();
+    assert.equal(await run(['check', path('damaged-contents.json')], checked), 1);
+    assert.match(checked.out(), /contents\[1\]\s+content-empty: \* GenerateContentRequest\.contents\[1\]\.parts: contents\.parts must not be empty\./);
+    assert.match(checked.out(), /contents\[2\]\s+message-malformed/);
+    const fixed = captureIo();
+    assert.equal(await run(['fix', path('damaged-contents.json')], fixed), 0);
+    assert.deepEqual(JSON.parse(fixed.out()), [{ role: 'user', parts: [{ text: 'q' }] }, { role: 'model', parts: [{ text: 'a' }] }]);
+  });
+
   test('a bare array of { role, parts }', async () => {
     await writeFile(path('contents.json'), JSON.stringify(await corpus('028-gemini-passthrough-leading-function-response.json')));
     const io = captureIo();
