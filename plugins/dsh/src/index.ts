@@ -24,7 +24,7 @@ import { findDangling } from './dangling.js';
 import { planBalance, planHeal } from './heal-plan.js';
 import { isResultOnly, isToolResult, type AgentLike, type FailureLike, type Message, type PreStepDecision, type RequestErrorAction, type Session, type UserMessage } from './host.js';
 import { guardRequest, streamKey, withStableIds } from './stream-guard.js';
-import { lastTurnEnd, readSurface } from './surface.js';
+import { lastTurnEnd, readSurface, type SurfaceNode } from './surface.js';
 import { syntheticResult } from './synthetic-result.js';
 import { toWire } from './to-wire.js';
 
@@ -42,10 +42,14 @@ export const Config = z.object({
 /** How many times in a row layer 1 wakes the agent for one session before it leaves recovery to layers 2–3. */
 const MAX_CONSECUTIVE_WAKES = 2;
 
-function visibleMessages(session: Session): Message[] {
+function messagesOf(nodes: readonly SurfaceNode[]): Message[] {
   const messages: Message[] = [];
-  for (const node of readSurface(session)) if (node.message !== null) messages.push(node.message);
+  for (const node of nodes) if (node.message !== null) messages.push(node.message);
   return messages;
+}
+
+function visibleMessages(session: Session): Message[] {
+  return messagesOf(readSurface(session));
 }
 
 function crashReason(session: Session): string | undefined {
@@ -119,8 +123,9 @@ export function apply(ctx: Context, config: Config): void {
     if (config.enabled) {
       safely('tool-pairing balance', undefined, () => {
         const session = payload.agent.session;
-        if (findDangling(visibleMessages(session)) !== undefined) return;
-        const edits = planBalance(readSurface(session));
+        const nodes = readSurface(session);
+        if (findDangling(messagesOf(nodes)) !== undefined) return;
+        const edits = planBalance(nodes);
         if (edits.length === 0) return;
         applyEdits(session, edits);
         logger.info('session %s: %s', session.id, edits.map((edit) => edit.detail).join('; '));
