@@ -17,7 +17,6 @@
  */
 import type { Context } from '@deepseek-ai/cordis';
 import z from '@deepseek-ai/schemastery';
-import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm';
 import { applyEdits } from './apply-edits.js';
 import { check, classifyError, isPairingRule } from './core.js';
 import { findDangling } from './dangling.js';

@@ -32,17 +32,38 @@ export const MODEL = 'deepseek-chat';
 export const PROVIDER = 'deepseek-official';
 export const PREPARE_CRASH = "Cannot read properties of undefined (reading 'prepare')";
 
+export interface LogRecord {
+  readonly name: string;
+  readonly type: string;
+  /** The formatted line, as a console exporter would print it. */
+  readonly text: string;
+}
+
 export interface Host {
   readonly ctx: Context;
+  /** Everything the plugin logged. */
+  readonly logs: LogRecord[];
   dispose(): Promise<void>;
 }
 
 /** A cordis root with the plugin (or any module shaped like it) loaded and applied. */
 export async function createHost(config: Partial<plugin.Config> = {}, module: object = plugin): Promise<Host> {
   const ctx = new Context();
+  const logs: LogRecord[] = [];
+  const exporter = {
+    colors: false as const,
+    levels: { default: 3 },
+    export: (message: { name: string; type: string; args: unknown[] }) => {
+      const [format, ...rest] = message.args;
+      let text = String(format);
+      for (const value of rest) text = text.replace(/%[sdo]/, String(value));
+      logs.push({ name: message.name, type: message.type, text });
+    },
+  };
+  ctx.logger.exporter(exporter as never);
   const fiber = ctx.plugin(module as typeof plugin, config as plugin.Config);
   await fiber;
-  return { ctx, dispose: async () => { await fiber.dispose?.(); } };
+  return { ctx, logs, dispose: async () => { await fiber.dispose?.(); } };
 }
 
 let sessions = 0;

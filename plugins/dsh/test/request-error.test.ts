@@ -51,6 +51,9 @@ describe('layer 3, agent/request-error', () => {
     assert.deepEqual(await requestError(on, agent, pairing400()), { kind: 'retry' });
     assert.ok(agent.session.events.length > before);
     assert.deepEqual(nextRequest(agent.session).violations, []);
+    const infos = on.logs.filter((record) => record.type === 'info').map((record) => record.text);
+    assert.equal(infos.length, 1);
+    assert.match(infos[0]!, /^session test-session-\d+: assistant at seq 3: stripped 1 unanswered call\(s\); retrying$/);
   });
 
   it('retries only once per step, even if the surface is broken again', async () => {

@@ -42,9 +42,14 @@ describe('layer 4, llm/stream', () => {
     const messages = [...await crashedMessages(), createUserMessage({ content: [{ type: 'text', text: 'continue' }], source: { kind: 'user' } })];
     const request = markAgentLoopRequest(deepFreeze({ provider: PROVIDER, model: MODEL, messages }));
     const before = [...request.messages];
-    await stream(await host(), request);
+    const target = await host();
+    await stream(target, request);
     assert.equal(request.messages.length, before.length);
     request.messages.forEach((message, index) => assert.equal(message, before[index]));
+    const warnings = target.logs.filter((record) => record.name === 'unstuck-dsh' && record.type === 'warn');
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!.text, /^loop request has 1 problem\(s\) the provider may reject \(tool-calls-unanswered\); it is frozen/);
+    assert.doesNotMatch(JSON.stringify(target.logs), /write a\.txt|Writing it now|I should write/, 'no message contents in the logs');
   });
 
   it('leaves the frozen session-title request alone too (frozen but not loop-marked)', async () => {
@@ -59,8 +64,10 @@ describe('layer 4, llm/stream', () => {
     const messages = [...await crashedMessages(), createUserMessage({ content: [{ type: 'text', text: 'Summarize the conversation.' }], source: { kind: 'user' } })];
     const request: GenerateOptions = { provider: PROVIDER, model: MODEL, messages, purpose: 'compaction' };
     assert.notDeepEqual(check(toWire(request.messages).messages, { profile: 'deepseek', scope: 'request', model: MODEL }), []);
-    await stream(await host(), request);
+    const target = await host();
+    await stream(target, request);
     assert.equal(request.messages, messages, 'the same array, changed in place');
+    assert.ok(target.logs.some((record) => record.type === 'info' && /^compaction request repaired in place \(tool-calls-unanswered\)$/.test(record.text)));
     const wire = toWire(request.messages).messages;
     assert.deepEqual(check(wire, { profile: 'deepseek', scope: 'request', model: MODEL }), []);
     assert.equal(wire.find((message) => message.role === 'assistant')?.reasoning_content, 'I should write the file.');
