@@ -119,4 +119,11 @@ export const ERROR_PATTERNS: ReadonlyArray<{ provider: string; rule: RuleId; pat
   { provider: "gemini", rule: "empty-messages", pattern: new RegExp("contents is not specified") },
   { provider: "tencent-hunyuan", rule: "content-empty", pattern: new RegExp("messages \u4e2d content \u4e0d\u80fd\u4e3a\u7a7a") },
   { provider: "anthropic", rule: "empty-messages", pattern: new RegExp("at least one element") },
+  // Wordings this package adds for rules the catalogue has no text for (the emulator answers with them).
+  { provider: "unstuck", rule: "tool-call-id-missing", pattern: new RegExp("Missing required parameter: 'messages\\[\\d+\\]\\.tool_calls\\[\\d+\\]\\.id'") },
+  { provider: "unstuck", rule: "tool-call-malformed", pattern: new RegExp("Missing required parameter: 'messages\\[\\d+\\]\\.tool_calls\\[\\d+\\]\\.function'|tool_calls\\[\\d+\\]: missing field `function`") },
+  { provider: "unstuck", rule: "tool-calls-empty", pattern: new RegExp("Invalid 'messages\\[\\d+\\]\\.tool_calls': empty array") },
+  { provider: "unstuck", rule: "message-malformed", pattern: new RegExp("Invalid type for 'messages\\[\\d+\\]'|messages\\[\\d+\\]: missing field `role`") },
+  { provider: "unstuck", rule: "tool-call-id-duplicate", pattern: new RegExp("Duplicate value for 'tool_calls\\.id'") },
 ];
+

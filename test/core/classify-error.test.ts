@@ -62,3 +62,28 @@ test('pairing rules are the ones a heal retries on', () => {
   assert.equal(isPairingRule('json-keyword-required'), false);
   assert.equal(isPairingRule('name-pattern'), false);
 });
+
+test('every violation check words is classified back as its rule (the emulator answers with these texts)', async () => {
+  const { check, profileNames } = await import('../../src/index.js');
+  const { readdirSync } = await import('node:fs');
+  const corpusDirectory = new URL('../fixtures/shared/corpus/', import.meta.url);
+  const histories = readdirSync(corpusDirectory).filter((file) => file.endsWith('.json')).map((file) => JSON.parse(readFileSync(new URL(file, corpusDirectory), 'utf8')) as { format: string; messages: unknown[] }).filter((record) => record.format === 'openai-chat').map((record) => record.messages);
+  const extra = [
+    [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+    [{ role: 'user', content: 'q' }, 'not a message'],
+    [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'a', content: 'r' }, { role: 'tool', tool_call_id: 'a', content: 'r' }],
+  ];
+  const seen = new Set<string>();
+  for (const history of [...histories, ...extra]) {
+    for (const profile of profileNames) {
+      for (const violation of check(history as never, { profile, scope: 'request', thinking: true })) {
+        const got = classifyError(400, { error: { message: violation.message } });
+        assert.ok(got !== undefined, `${profile} ${violation.rule}: ${violation.message}`);
+        const ambiguous = catalogue.filter((entry) => entry.match !== undefined && new RegExp(entry.match).test(violation.message)).map((entry) => entry.id);
+        assert.ok(got.rule === violation.rule || ambiguous.includes(got.rule) || (isPairingRule(got.rule) && isPairingRule(violation.rule)), `${profile} ${violation.rule} read back as ${got.rule}: ${violation.message}`);
+        seen.add(violation.rule);
+      }
+    }
+  }
+  assert.ok(seen.size >= 15, `covered ${[...seen].join(', ')}`);
+});

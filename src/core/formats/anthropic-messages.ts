@@ -71,11 +71,12 @@ export function toAnthropicMessages(messages: readonly Message[]): unknown[] {
 }
 
 function segmentsOf(native: Record<string, unknown>): { message: Message; block?: Record<string, unknown> }[] {
-  const { content, ...rest } = native;
+  const content = native['content'];
   const role = native['role'] as string;
   if (!Array.isArray(content) || (role !== 'assistant' && role !== 'user')) return [{ message: { ...native } as Message }];
   if (role === 'assistant') {
-    const message: Message = { ...rest, role, content: content.filter((block) => !isToolUseBlock(block)) as Content };
+    const message = { ...native } as Message;
+    message.content = content.filter((block) => !isToolUseBlock(block)) as Content;
     const calls = content.filter(isToolUseBlock).map(toToolCall);
     if (calls.length > 0) message.tool_calls = calls;
     return [{ message }];
