@@ -69,11 +69,13 @@ function describe(label: string, direct: number[], proxied: number[]): string {
   return `${label}: direct p50 ${ms(percentile(direct, 50))} p99 ${ms(percentile(direct, 99))} | proxied p50 ${ms(percentile(proxied, 50))} p99 ${ms(percentile(proxied, 99))} | added p50 ${ms(added50)}, p99 ${ms(added99)}`;
 }
 
-async function throughput(target: ChildProxy, body: string): Promise<{ rps: number; cpuPerRequest: number; errors: number }> {
+async function throughput(target: ChildProxy, body: string): Promise<{ rps: number; cpuPerRequest: number; errors: number; detail: string }> {
   const before = await target.cpu();
   const result = await autocannon({ url: `${target.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body, connections: 64, duration: THROUGHPUT_SECONDS });
   const after = await target.cpu();
-  return { rps: result.requests.average, cpuPerRequest: (after - before) / Math.max(1, result.requests.total), errors: result.errors + result.timeouts + result.non2xx };
+  const detail = `errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}`;
+  if (result.errors + result.timeouts + result.non2xx > 0) console.error(`${target.url}: ${detail}`);
+  return { rps: result.requests.average, cpuPerRequest: (after - before) / Math.max(1, result.requests.total), errors: result.errors + result.timeouts + result.non2xx, detail };
 }
 
 const small = smallBody();
@@ -92,17 +94,19 @@ log(`first SSE byte (300 requests; the upstream sends the rest 30 ms later): dir
 const ratios: number[] = [];
 const cpuRatios: number[] = [];
 const rounds: string[] = [];
-let errors = 0;
+let ourErrors = 0;
+let baseErrors = 0;
 for (let round = 0; round < THROUGHPUT_ROUNDS; round += 1) {
   const base = await throughput(baseline, small);
   const ours = await throughput(proxy, small);
-  errors += base.errors + ours.errors;
+  baseErrors += base.errors;
+  ourErrors += ours.errors;
   ratios.push(ours.rps / base.rps);
   cpuRatios.push(base.cpuPerRequest / ours.cpuPerRequest);
   rounds.push(`${ours.rps.toFixed(0)}/${base.rps.toFixed(0)} req/s, ${ours.cpuPerRequest.toFixed(0)}/${base.cpuPerRequest.toFixed(0)} µs CPU per request`);
 }
 log(`throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (unstuck/baseline): ${rounds.join('; ')}`);
-log(`throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors ${errors}`);
+log(`throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors: unstuck ${ourErrors}, baseline ${baseErrors}`);
 
 await Promise.all([proxy.stop(), baseline.stop()]);
 await upstream.close();

@@ -208,34 +208,50 @@ export function createNodeFetch(options: { maxSockets?: number } = {}): typeof f
     const signal = init?.signal ?? request?.signal ?? undefined;
     signal?.throwIfAborted();
 
-    return await new Promise<Response>((resolve, reject) => {
-      const requestOptions: RequestOptions = { host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method, headers, agent: agents[url.protocol as 'http:' | 'https:'] };
-      const outgoing = (url.protocol === 'https:' ? httpsRequest : httpRequest)(requestOptions, (incoming) => {
-        signal?.removeEventListener('abort', onAbortBeforeResponse);
-        signal?.addEventListener('abort', () => incoming.destroy(signal.reason as Error), { once: true });
-        const responseHeaders = new Headers();
-        for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
-        const status = incoming.statusCode ?? 502;
-        const init = { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders };
-        if (status === 101 || status === 204 || status === 205 || status === 304 || method === 'HEAD') {
-          incoming.resume();
-          resolve(new Response(null, init));
-          return;
-        }
-        resolve(new Response(decodedBody(incoming, responseHeaders), init));
+    const requestOptions: RequestOptions = { host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method, headers, agent: agents[url.protocol as 'http:' | 'https:'] };
+    const send = (): Promise<Response> =>
+      new Promise<Response>((resolve, reject) => {
+        const outgoing = (url.protocol === 'https:' ? httpsRequest : httpRequest)(requestOptions, (incoming) => {
+          signal?.removeEventListener('abort', onAbortBeforeResponse);
+          signal?.addEventListener('abort', () => incoming.destroy(signal.reason as Error), { once: true });
+          const responseHeaders = new Headers();
+          for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
+          const status = incoming.statusCode ?? 502;
+          const init = { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders };
+          if (status === 101 || status === 204 || status === 205 || status === 304 || method === 'HEAD') {
+            incoming.resume();
+            resolve(new Response(null, init));
+            return;
+          }
+          resolve(new Response(decodedBody(incoming, responseHeaders), init));
+        });
+        const onAbortBeforeResponse = (): void => {
+          outgoing.destroy();
+          reject(signal?.reason);
+        };
+        signal?.addEventListener('abort', onAbortBeforeResponse, { once: true });
+        outgoing.once('error', (error: NodeJS.ErrnoException) => {
+          signal?.removeEventListener('abort', onAbortBeforeResponse);
+          if (signal?.aborted === true) reject(signal.reason);
+          else reject(Object.assign(new TypeError('fetch failed', { cause: error }), { [STALE]: outgoing.reusedSocket && isStaleSocketError(error) }));
+        });
+        outgoing.end(body);
       });
-      const onAbortBeforeResponse = (): void => {
-        outgoing.destroy();
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbortBeforeResponse, { once: true });
-      outgoing.once('error', (error) => {
-        signal?.removeEventListener('abort', onAbortBeforeResponse);
-        reject(signal?.aborted === true ? signal.reason : new TypeError('fetch failed', { cause: error }));
-      });
-      outgoing.end(body);
-    });
+    try {
+      return await send();
+    } catch (error) {
+      // A kept-alive socket the upstream closed just as we reused it: the request never reached
+      // it, so it is sent once more on a fresh socket (the retry Node's http docs recommend).
+      if ((error as Record<symbol, unknown>)[STALE] !== true) throw error;
+      return await send();
+    }
   } as typeof fetch;
+}
+
+const STALE = Symbol('stale keep-alive socket');
+
+function isStaleSocketError(error: NodeJS.ErrnoException): boolean {
+  return error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.message === 'socket hang up';
 }
 
 async function bodyBytes(body: RequestInit['body'] | ArrayBuffer | undefined): Promise<Uint8Array | undefined> {

@@ -200,3 +200,36 @@ test('createNodeFetch decodes a gzip body an upstream sent although identity was
   assert.equal(response.headers.get('content-encoding'), null);
   assert.deepEqual(await response.json(), { compressed: true });
 });
+
+test('createNodeFetch resends once when a kept-alive socket turns out to be closed, never on a fresh one', async (t) => {
+  const { createServer } = await import('node:http');
+  let seen = 0;
+  const perSocket = new WeakMap<object, number>();
+  let refuseFresh = false;
+  const server = createServer((incoming, outgoing) => {
+    seen += 1;
+    const count = (perSocket.get(incoming.socket) ?? 0) + 1;
+    perSocket.set(incoming.socket, count);
+    // The second request on a socket meets a server that has just closed it.
+    if (count > 1 || refuseFresh) {
+      incoming.socket.destroy();
+      return;
+    }
+    incoming.resume();
+    outgoing.end('ok');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const { port } = server.address() as { port: number };
+  const nodeFetch = createNodeFetch();
+  assert.equal(await (await nodeFetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'one' })).text(), 'ok');
+  assert.equal(await (await nodeFetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'two' })).text(), 'ok');
+  assert.equal(seen, 3); // first, the reused socket that failed, the resend
+  refuseFresh = true;
+  await assert.rejects(createNodeFetch()(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'three' }), TypeError);
+  assert.equal(seen, 4);
+});
