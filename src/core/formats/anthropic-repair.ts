@@ -6,6 +6,9 @@ import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './fo
 import { isRecord } from './native-tag.js';
 import { pairingProfile } from './pairing-profile.js';
 
+/** What the core's pairing repair fixes; the rest is fixed on the native form. */
+const PAIRING = new Set<RuleId>(['tool-calls-unanswered', 'tool-result-not-first', 'tool-results-split', 'tool-result-orphan', 'tool-result-id-mismatch', 'tool-result-duplicate', 'tool-call-id-duplicate', 'tool-call-id-missing', 'message-malformed']);
+
 const WHY: Partial<Record<RuleId, string>> = {
   'thinking-block-missing':
     'a thinking block carries a signature only Anthropic can issue, so repair cannot recreate it: restore the thinking blocks from the original response, or send the request with thinking disabled',
@@ -36,6 +39,7 @@ export function repairAnthropicMessages(input: readonly unknown[], options: Form
     { from: fromAnthropicMessages, build: buildAnthropicMessages },
     { profile: pairingProfile('anthropic', true), unanswered: options.unanswered ?? 'synthesize', orphans: options.orphans ?? 'to-user' },
     changes,
+    (values) => checkAnthropicMessages(values).some((violation) => PAIRING.has(violation.rule)),
   );
   entries = settleTurns(entries, changes);
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);

@@ -21,7 +21,9 @@ export interface Converter {
  * results for unanswered calls, orphans kept as text) on the converted form, and converts back.
  * Each change is re-addressed to the native input index it concerns.
  */
-export function repairThroughCore(entries: NativeEntry[], converter: Converter, options: RepairOptions, changes: FormatChange[]): NativeEntry[] {
+export function repairThroughCore(entries: NativeEntry[], converter: Converter, options: RepairOptions, changes: FormatChange[], needed: (values: unknown[]) => boolean = () => true): NativeEntry[] {
+  // Converting a long history costs more than checking it natively: skip it when no pairing rule is broken.
+  if (!needed(entries.map((entry) => entry.value))) return entries;
   const converted = converter.from(entries.map((entry) => entry.value));
   const result = repair(converted.messages, options);
   if (!result.changed) return entries;

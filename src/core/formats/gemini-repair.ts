@@ -6,6 +6,9 @@ import { buildGeminiContents, callOf, fromGeminiContents, roleOf } from './gemin
 import { isRecord } from './native-tag.js';
 import { pairingProfile } from './pairing-profile.js';
 
+/** What the core's pairing repair fixes; the rest is fixed on the native form. */
+const PAIRING = new Set<RuleId>(['tool-calls-unanswered', 'tool-result-orphan', 'tool-results-excess', 'tool-call-turn-position']);
+
 const WHY: Partial<Record<RuleId, string>> = {
   'role-unknown': "the role has no equivalent in contents (system text belongs in the request's systemInstruction)",
   'empty-messages': 'there are no contents to send',
@@ -35,6 +38,7 @@ export function repairGeminiContents(input: readonly unknown[], options: FormatR
       { from: fromGeminiContents, build: buildGeminiContents },
       { profile: pairingProfile('openai', false), unanswered: options.unanswered ?? 'synthesize', orphans: options.orphans ?? 'to-user' },
       changes,
+      (values) => checkGeminiContents(values).some((violation) => PAIRING.has(violation.rule)),
     );
     if (checkGeminiContents(entries.map((entry) => entry.value)).every((violation) => violation.rule in WHY)) break;
   }
