@@ -62,11 +62,13 @@ async function killMidway(mode: Mode, path: string, first: number, delayMs: numb
   process_.stderr.on('data', (chunk: Buffer) => {
     errors += chunk.toString();
   });
+  const started = Date.now();
   await firstSave;
+  assert.ok(Date.now() - started < 20_000, `the writer took ${Date.now() - started} ms to its first save: ${errors.slice(0, 800)}`);
   await sleep(delayMs);
   process_.kill('SIGKILL');
   const code = await closed;
-  assert.equal(code, null, `the writer was killed, not ended (${errors.split('\n')[0]})`);
+  assert.equal(code, null, `the writer was killed, not ended: ${errors.slice(0, 800)}`);
   const reported = output.split('\n').filter((line) => line !== '').map(Number);
   assert.ok(reported.length > 0, 'the writer finished at least one save before the kill');
   return reported.at(-1)!;
@@ -89,7 +91,7 @@ async function crashRun(mode: Mode, seed: number): Promise<void> {
         // Every acknowledged line is there, in order; at most the line in flight is torn.
         const count = loaded.messages.length;
         assert.ok(count === reported + 1 || count === reported + 2, `kill ${kill}: ${count} lines after acknowledging ${reported}`);
-        assert.deepEqual(loaded.messages, asJson(Array.from({ length: count }, (_unused, index) => journalLine(index))));
+        assert.deepEqual(loaded.messages, asJson(Array.from({ length: count }, (_unused, index) => journalLine(index))), `kill ${kill}`);
         assert.ok(loaded.problems.length <= 1 && loaded.problems.every((problem) => /cut short/.test(problem.why)), JSON.stringify(loaded.problems));
         first = count;
       } else {
@@ -106,6 +108,10 @@ async function crashRun(mode: Mode, seed: number): Promise<void> {
     await last.close();
     const left = (await readdir(directory.path)).filter((name) => !/^session\.seg-[0-9a-f]{16}\.md$/.test(name));
     assert.deepEqual(left, [mode.startsWith('journal') ? 'session.jsonl' : 'session.md']);
+  } catch (error) {
+    // Name the mode in the failure: four runs share one test.
+    (error as Error).message = `${mode}: ${(error as Error).message}`;
+    throw error;
   } finally {
     await directory.dispose();
   }
