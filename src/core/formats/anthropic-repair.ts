@@ -1,5 +1,5 @@
 import type { RuleId } from '../rule-ids.js';
-import { buildAnthropicMessages, fromAnthropicMessages, isToolResultBlock } from './anthropic-messages.js';
+import { buildAnthropicMessages, fromAnthropicMessages, isToolResultBlock, isToolUseBlock } from './anthropic-messages.js';
 import { checkAnthropicMessages } from './anthropic-check.js';
 import { preview, repairThroughCore, type NativeEntry } from './core-pass.js';
 import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
@@ -39,7 +39,14 @@ export function repairAnthropicMessages(input: readonly unknown[], options: Form
     { from: fromAnthropicMessages, build: buildAnthropicMessages },
     { profile: pairingProfile('anthropic', true), unanswered: options.unanswered ?? 'synthesize', orphans: options.orphans ?? 'to-user' },
     changes,
-    (values) => checkAnthropicMessages(values).some((violation) => PAIRING.has(violation.rule)),
+    (values) => {
+      const pairing = checkAnthropicMessages(values).filter((violation) => PAIRING.has(violation.rule));
+      return {
+        damaged: pairing.map((violation) => violation.index),
+        whole: pairing.some((violation) => violation.rule === 'tool-call-id-duplicate' || violation.rule === 'tool-call-id-missing'),
+        opensBlock: (value) => isRecord(value) && value['role'] === 'assistant' && Array.isArray(value['content']) && value['content'].some(isToolUseBlock),
+      };
+    },
   );
   entries = settleTurns(entries, changes);
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);

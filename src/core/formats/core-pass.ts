@@ -16,14 +16,60 @@ export interface Converter {
   build(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[]; joined: boolean[] };
 }
 
+/** Where the core's repair is needed, for a history in the native form. */
+export interface CorePlan {
+  /** Indices of the elements that break a pairing rule; none: the core has nothing to do. */
+  damaged: number[];
+  /** A fix may make or rename ids, which must stay unique across the whole history: repair it whole. */
+  whole: boolean;
+  /** An element that opens a tool block (an assistant or model turn with calls): the core's pairing never looks across one. */
+  opensBlock(value: unknown): boolean;
+}
+
 /**
  * Runs the core's repair (pairing by position, wedged messages moved after the block, error
  * results for unanswered calls, orphans kept as text) on the converted form, and converts back.
- * Each change is re-addressed to the native input index it concerns.
+ * Each change is re-addressed to the native input index it concerns. Only the stretches between
+ * block openings that hold a violation are converted: a long history with one broken turn costs
+ * that turn, not the history.
  */
-export function repairThroughCore(entries: NativeEntry[], converter: Converter, options: RepairOptions, changes: FormatChange[], needed: (values: unknown[]) => boolean = () => true): NativeEntry[] {
-  // Converting a long history costs more than checking it natively: skip it when no pairing rule is broken.
-  if (!needed(entries.map((entry) => entry.value))) return entries;
+export function repairThroughCore(entries: NativeEntry[], converter: Converter, options: RepairOptions, changes: FormatChange[], plan: (values: unknown[]) => CorePlan): NativeEntry[] {
+  const values = entries.map((entry) => entry.value);
+  const found = plan(values);
+  if (found.damaged.length === 0) return entries;
+  if (found.whole) return repairSlice(entries, converter, options, changes);
+  const starts = [0];
+  for (let index = 1; index < values.length; index += 1) if (found.opensBlock(values[index])) starts.push(index);
+  const stretchOf = (index: number) => {
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if ((starts[middle] as number) <= index) low = middle;
+      else high = middle - 1;
+    }
+    return low;
+  };
+  const stretches = [...new Set(found.damaged.map(stretchOf))].sort((a, b) => a - b);
+  const out: NativeEntry[] = [];
+  let cursor = 0;
+  for (let position = 0; position < stretches.length; position += 1) {
+    const first = stretches[position] as number;
+    let last = first;
+    while (stretches[position + 1] === last + 1) {
+      last += 1;
+      position += 1;
+    }
+    const from = starts[first] as number;
+    const to = starts[last + 1] ?? entries.length;
+    out.push(...entries.slice(cursor, from), ...repairSlice(entries.slice(from, to), converter, options, changes));
+    cursor = to;
+  }
+  out.push(...entries.slice(cursor));
+  return out;
+}
+
+function repairSlice(entries: NativeEntry[], converter: Converter, options: RepairOptions, changes: FormatChange[]): NativeEntry[] {
   const converted = converter.from(entries.map((entry) => entry.value));
   const result = repair(converted.messages, options);
   if (!result.changed) return entries;

@@ -38,7 +38,13 @@ export function repairGeminiContents(input: readonly unknown[], options: FormatR
       { from: fromGeminiContents, build: buildGeminiContents },
       { profile: pairingProfile('openai', false), unanswered: options.unanswered ?? 'synthesize', orphans: options.orphans ?? 'to-user' },
       changes,
-      (values) => checkGeminiContents(values).some((violation) => PAIRING.has(violation.rule)),
+      (values) => ({
+        damaged: checkGeminiContents(values)
+          .filter((violation) => PAIRING.has(violation.rule))
+          .map((violation) => violation.index),
+        whole: false,
+        opensBlock: (value) => isRecord(value) && roleOf(value) === 'model' && countCalls(value) > 0,
+      }),
     );
     if (checkGeminiContents(entries.map((entry) => entry.value)).every((violation) => violation.rule in WHY)) break;
   }
