@@ -1,11 +1,10 @@
-import { Buffer } from 'node:buffer';
+import { Buffer, isUtf8 } from 'node:buffer';
 import { open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Message } from '../core/messages.js';
 import { isMessage } from '../core/messages.js';
 import { removeLeftoverTemporaries, syncDirectory, writeFileAtomic } from './atomic-write.js';
 import { formatJournal, parseJournal } from './journal-codec.js';
-import { isUtf8 } from 'node:buffer';
 import { asSaveError } from './save-error.js';
 import { createSerial } from './serial.js';
 import type { JournalStoreOptions, LoadResult, SessionProblem, SessionStore } from './types.js';
@@ -44,7 +43,7 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
     const handle = await open(path, 'a', 0o644);
     const created = (await handle.stat()).size === 0;
     try {
-      await handle.write(text);
+      await handle.writeFile(text); // loops until all is written, unlike write()
       await handle.sync();
     } finally {
       await handle.close();
