@@ -76,4 +76,13 @@ describe('responses-input rules', () => {
     assert.deepEqual(repaired.messages, [message('user', 'q')]);
     assert.deepEqual(repaired.remaining, []);
   });
+
+  test('tool-call-id-missing: a call without call_id gets one (and an error output); an output without one is kept as text', () => {
+    const input = [message('user', 'q'), { type: 'function_call', name: 'f', arguments: '{}' }, { type: 'function_call_output', output: 'lost' }];
+    assert.deepEqual(rules(input), ['tool-call-id-missing@1', 'tool-call-id-missing@2']);
+    const repaired = fix(input);
+    assert.deepEqual(rules(repaired.messages), []);
+    assert.deepEqual(repaired.messages.slice(1, 3), [{ ...input[1], call_id: 'call_unstuck_1' }, { type: 'function_call_output', call_id: 'call_unstuck_1', output: SYNTHETIC_RESULT }]);
+    assert.match(JSON.stringify(repaired.messages[3]), /lost its function call.*lost/);
+  });
 });

@@ -79,11 +79,11 @@ function buildResponses(value: Turn[]): unknown[] {
 }
 
 type Damage =
-  | { op: 'drop' | 'duplicate' | 'wedge' | 'empty-text' | 'drop-block' | 'reverse-blocks' | 'split' | 'junk' | 'swap'; at: number; block: number }
+  | { op: 'drop' | 'duplicate' | 'wedge' | 'empty-text' | 'drop-block' | 'reverse-blocks' | 'split' | 'junk' | 'swap' | 'strip-id'; at: number; block: number }
   | { op: 'head'; at: number; block: number };
 
 const damage: fc.Arbitrary<Damage> = fc.record({
-  op: fc.constantFrom('drop', 'duplicate', 'wedge', 'empty-text', 'drop-block', 'reverse-blocks', 'split', 'junk', 'swap', 'head'),
+  op: fc.constantFrom('drop', 'duplicate', 'wedge', 'empty-text', 'drop-block', 'reverse-blocks', 'split', 'junk', 'swap', 'head', 'strip-id'),
   at: fc.nat({ max: 40 }),
   block: fc.nat({ max: 4 }),
 }) as fc.Arbitrary<Damage>;
@@ -135,6 +135,33 @@ function apply(format: FormatName, items: unknown[], step: Damage): unknown[] {
       return out;
     case 'reverse-blocks':
       if (blocks !== undefined) out[at] = { ...target, [key]: blocks.slice().reverse() };
+      return out;
+    case 'strip-id':
+      // A call or result that lost its id (a client that never stored it).
+      if (format === 'responses-input') {
+        if (target !== null && typeof target === 'object' && 'call_id' in target) {
+          const { call_id: _id, ...rest } = target;
+          out[at] = rest;
+        }
+      } else if (blocks !== undefined) {
+        out[at] = {
+          ...target,
+          [key]: blocks.map((block) => {
+            if (block === null || typeof block !== 'object') return block;
+            const record = block as Record<string, unknown>;
+            if (record['type'] === 'tool_use') return { ...record, id: undefined };
+            if (record['type'] === 'tool_result') return { ...record, tool_use_id: undefined };
+            for (const name of ['functionCall', 'functionResponse']) {
+              const inner = record[name] as Record<string, unknown> | undefined;
+              if (inner !== undefined) {
+                const { id: _id, ...rest } = inner;
+                return { ...record, [name]: rest };
+              }
+            }
+            return block;
+          }),
+        };
+      }
       return out;
     case 'split':
       if (blocks !== undefined && blocks.length > 1) {

@@ -90,7 +90,17 @@ function pairByCallId(entries: NativeEntry[], options: FormatRepairOptions, chan
   for (const entry of entries) {
     const type = itemType(item(entry));
     const callId = callIdOf(entry);
-    if (type === 'function_call' && callId !== '') {
+    if (type === 'function_call' && callId === '') {
+      // No call_id: nothing can answer it yet. It gets one, and (below) an error output, or is stripped.
+      let id = `call_unstuck_${entry.origin}`;
+      for (let attempt = 2; taken.has(id); attempt += 1) id = `call_unstuck_${entry.origin}_${attempt}`;
+      taken.add(id);
+      out.push({ ...entry, value: { ...item(entry), call_id: id } });
+      changes.push({ kind: 'id-generated', index: entry.origin, toolCallId: id, detail: `function_call had no call_id; given '${id}'` });
+      open.set(id, [{ id, answered: false }]);
+      continue;
+    }
+    if (type === 'function_call') {
       const calls = open.get(callId) ?? [];
       let id = callId;
       if (calls.length > 0) {
