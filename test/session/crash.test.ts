@@ -51,7 +51,10 @@ async function killMidway(mode: Mode, path: string, first: number, delayMs: numb
   const process_ = spawn(process.execPath, [child, mode, path, String(first)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';
-  const closed = new Promise<number | null>((resolve) => process_.on('close', (code) => resolve(code)));
+  const closed = new Promise<number | null>((resolve, reject) => {
+    process_.on('close', (code) => resolve(code));
+    process_.on('error', (error) => reject(new Error(`cannot start the writer: ${error.message}`)));
+  });
   const firstSave = new Promise<void>((resolve) => {
     process_.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
