@@ -61,12 +61,14 @@ async function killMidway(mode: Mode, path: string, first: number, delayMs: numb
       resolve();
     });
     process_.on('close', () => resolve());
+    process_.on('error', () => resolve());
   });
   process_.stderr.on('data', (chunk: Buffer) => {
     errors += chunk.toString();
   });
   const started = Date.now();
   await firstSave;
+  if (process_.pid === undefined) await closed; // failed to start: `closed` rejects with the reason
   assert.ok(Date.now() - started < 20_000, `the writer took ${Date.now() - started} ms to its first save: ${errors.slice(0, 800)}`);
   await sleep(delayMs);
   process_.kill('SIGKILL');
