@@ -49,7 +49,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   try {
     parsed = parseArgs({ args: [...rest], options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (error) {
-    io.stderr.write(`unstuck ${name}: ${(error as Error).message}\n`);
+    // parseArgs explains some errors over several lines; the first one says what is wrong.
+    io.stderr.write(`unstuck ${name}: ${(error as Error).message.split('\n')[0]} (see unstuck ${name} --help)\n`);
     return EXIT.usage;
   }
   if (parsed.values.help === true) {

@@ -170,3 +170,9 @@ test('help text is generated from the command definitions (pinned)', () => {
   );
   assert.match(formatUsage(fixCommand), /--write\s+Replace FILE atomically/);
 });
+
+test('an option parsing error is one line', async () => {
+  const io = captureIo();
+  assert.equal(await run(['check', '--profile', '-x', 'file.json'], io), 2);
+  assert.equal(io.err().trim().split('\n').length, 1, io.err());
+});
