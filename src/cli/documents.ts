@@ -6,10 +6,7 @@ import type { FormatName } from '../core/formats/format-types.js';
 import { fromGeminiContents } from '../core/formats/gemini-contents.js';
 import { fromResponsesInput } from '../core/formats/responses-input.js';
 import { isMessage, type Message } from '../core/messages.js';
-import { parseJournal, formatJournal } from '../session/journal-codec.js';
-import { formatTranscript } from '../session/transcript-codec.js';
-import { createTranscriptStore } from '../session/transcript-store.js';
-import type { SessionProblem } from '../session/types.js';
+import { createTranscriptStore, formatJournal, formatTranscript, parseJournal, type SessionProblem } from '../session/index.js';
 import type { Io } from './io.js';
 import { findJsonErrorOffset, lineAndColumn } from './json-error-offset.js';
 

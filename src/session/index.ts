@@ -5,3 +5,4 @@ export { createJournalStore } from './journal-store.js';
 export { createMemoryStore } from './memory-store.js';
 export { formatTranscript, parseTranscript } from './transcript-codec.js';
 export { formatJournal, parseJournal } from './journal-codec.js';
+export { writeFileAtomic } from './atomic-write.js';
