@@ -28,6 +28,23 @@ export interface CheckOptions {
 
 /** Names every violation of the profile's rules, in message order, worded as the provider words it. */
 export function check(messages: readonly Message[], options: CheckOptions = {}): Violation[] {
+  return run(messages, options, false);
+}
+
+/** True when check would find anything; stops at the first finding (repair's test of whether to start). */
+export function hasViolation(messages: readonly Message[], options: CheckOptions = {}): boolean {
+  try {
+    run(messages, options, true);
+    return false;
+  } catch (error) {
+    if (error === FOUND) return true;
+    throw error;
+  }
+}
+
+const FOUND = Symbol('found');
+
+function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: boolean): Violation[] {
   const profile = getProfile(options.profile);
   const violations: Violation[] = [];
   const ruleById = new Map<RuleId, Rule>();
@@ -46,25 +63,41 @@ export function check(messages: readonly Message[], options: CheckOptions = {}):
     report(finding: Finding) {
       const rule = ruleById.get(finding.rule);
       if (rule === undefined) return; // the profile does not enforce this rule
+      if (stopAtFirst) throw FOUND;
       const word = rule.wording[profile.dialect] ?? rule.wording.openai;
       violations.push({ rule: finding.rule, index: finding.index, ...(finding.toolCallId === undefined ? {} : { toolCallId: finding.toolCallId }), message: word(finding) });
     },
   };
 
   scanToolBlocks(context, profile.uniqueIdsAcrossRequest || strongest);
-  const visitors: Rule[] = [];
+  // Visitors by role, so a message meets only the rules that look at its role.
+  const everyRole: Rule[] = [];
+  const byRole = new Map<string, Rule[]>();
   const finishers: Rule[] = [];
   for (const rule of ruleById.values()) {
-    if (rule.visit !== undefined) visitors.push(rule);
     if (rule.finish !== undefined) finishers.push(rule);
+    if (rule.visit === undefined) continue;
+    if (rule.roles === undefined) {
+      everyRole.push(rule);
+      for (const list of byRole.values()) list.push(rule);
+      continue;
+    }
+    for (const role of rule.roles) {
+      let list = byRole.get(role);
+      if (list === undefined) byRole.set(role, (list = [...everyRole]));
+      list.push(rule);
+    }
   }
+  let visited = false;
   for (let index = 0; index < messages.length; index += 1) {
     const message: unknown = messages[index];
     if (!isMessage(message)) continue;
-    for (const rule of visitors) rule.visit?.(message, index, context);
+    const rules = byRole.get(message.role) ?? everyRole;
+    for (let position = 0; position < rules.length; position += 1) (rules[position] as Rule).visit?.(message, index, context);
+    visited ||= rules.length > 0;
   }
   for (const rule of finishers) rule.finish?.(context);
-  if (visitors.length > 0 || finishers.length > 0) violations.sort((a, b) => a.index - b.index);
+  if (visited || finishers.length > 0) violations.sort((a, b) => a.index - b.index);
   return violations;
 }
 

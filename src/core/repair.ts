@@ -1,5 +1,5 @@
 import type { Change } from './changes.js';
-import { check, type CheckOptions, type Violation } from './check.js';
+import { check, hasViolation, type CheckOptions, type Violation } from './check.js';
 import { createIdAllocator } from './ids.js';
 import { isMessage, type Message } from './messages.js';
 import { getProfile } from './profiles.js';
@@ -53,8 +53,7 @@ const WHY: Partial<Record<RuleId, string>> = {
  * changes; untouched messages are the same objects; the input is never mutated.
  */
 export function repair(input: readonly Message[], options: RepairOptions = {}): RepairResult {
-  const found = check(input, options);
-  if (found.length === 0) return { messages: input as Message[], changes: [], remaining: [], changed: false };
+  if (!hasViolation(input, options)) return { messages: input as Message[], changes: [], remaining: [], changed: false };
 
   const profile = getProfile(options.profile);
   const strongest = options.level === 'strongest';

@@ -7,30 +7,38 @@ import type { RuleContext } from './rules/rule.js';
  * ids — llama.cpp returns one constant id for every call and Ollama reuses `call_0` across turns,
  * and those histories are valid. Ids are compared only inside a block (and across the request only
  * when `uniqueIdsAcrossRequest` says the provider demands it).
+ *
+ * The open block's state lives in arrays reused from block to block: a block holds a few calls,
+ * where a linear search beats allocating maps for every assistant message.
  */
 export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boolean): void {
   const messages = context.messages;
-  // The open block: ids still owed (id -> how many calls with it are unanswered) and those answered.
-  let owner = -1;
-  let owed: Map<string, number> | undefined;
-  let answered: Map<string, number> | undefined;
+  let owner = -1; // index of the open block's assistant message, -1 when no block is open
+  const callIds: string[] = []; // the block's call ids ('' for a call without one), the first `calls` entries
+  const answeredAt: number[] = []; // per call: index of the result that answered it, -1 while owed
+  let calls = 0;
+  const indexOfId = (id: string) => {
+    for (let call = 0; call < calls; call += 1) if (callIds[call] === id) return call;
+    return -1;
+  };
   let missingIdCalls = 0;
   // Ids of calls left unanswered by closed blocks, to tell "not adjacent" from a plain orphan.
   const leftOpen = new Map<string, number>();
   const seenIds = uniqueIdsAcrossRequest ? new Map<string, number>() : undefined;
 
   const closeBlock = () => {
-    if (owed !== undefined) {
-      for (const [id, count] of owed) {
-        if (count <= 0) continue;
-        leftOpen.set(id, owner);
-        context.report({ rule: 'tool-calls-unanswered', index: owner, toolCallId: id });
-      }
+    if (owner === -1) return;
+    for (let call = 0; call < calls; call += 1) {
+      const id = callIds[call] as string;
+      if (id === '' || answeredAt[call] !== -1) continue;
+      const first = indexOfId(id);
+      if (first !== call && answeredAt[first] === -1) continue; // one report per id: it went with the first call of that id
+      leftOpen.set(id, owner);
+      context.report({ rule: 'tool-calls-unanswered', index: owner, toolCallId: id });
     }
     if (missingIdCalls > 0) context.report({ rule: 'tool-calls-unanswered', index: owner, facts: { missing: missingIdCalls } });
     owner = -1;
-    owed = undefined;
-    answered = undefined;
+    calls = 0;
     missingIdCalls = 0;
   };
 
@@ -52,26 +60,28 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
 
   function openBlock(message: Message, index: number): void {
     owner = index;
-    owed = new Map();
-    answered = new Map();
-    const calls = message.tool_calls ?? [];
-    for (let position = 0; position < calls.length; position += 1) {
-      const id = calls[position]?.id;
+    const toolCalls = message.tool_calls ?? [];
+    for (let position = 0; position < toolCalls.length; position += 1) {
+      const id = toolCalls[position]?.id;
       if (typeof id !== 'string' || id === '') {
         missingIdCalls += 1;
+        callIds[calls] = '';
+        answeredAt[calls] = -1;
+        calls += 1;
         context.report({ rule: 'tool-call-id-missing', index, facts: { call: position } });
         continue;
       }
-      const count = owed.get(id) ?? 0;
-      if (count > 0) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: id });
+      if (indexOfId(id) !== -1) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: id });
       else if (seenIds?.has(id) === true) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: id, facts: { firstIndex: seenIds.get(id) ?? 0 } });
       seenIds?.set(id, index);
-      owed.set(id, count + 1);
+      callIds[calls] = id;
+      answeredAt[calls] = -1;
+      calls += 1;
     }
     // The same call also encoded as an Anthropic tool_use content part (corpus 043: gateways chained).
     if (Array.isArray(message.content)) {
       for (const part of message.content) {
-        if (part?.type === 'tool_use' && typeof part['id'] === 'string' && owed.has(part['id'])) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: part['id'] });
+        if (part?.type === 'tool_use' && typeof part['id'] === 'string' && indexOfId(part['id']) !== -1) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: part['id'] });
       }
     }
   }
@@ -79,7 +89,7 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
   function visitResult(message: Message, index: number): void {
     const id = message.tool_call_id;
     const hasId = typeof id === 'string' && id !== '';
-    if (owed === undefined || answered === undefined) {
+    if (owner === -1) {
       if (!hasId) context.report({ rule: 'tool-call-id-missing', index });
       const previousRole = index > 0 && isMessage(messages[index - 1]) ? (messages[index - 1] as Message).role : 'none';
       if (hasId && leftOpen.has(id)) context.report({ rule: 'tool-result-not-adjacent', index, toolCallId: id, facts: { callIndex: leftOpen.get(id) ?? 0, previousRole } });
@@ -91,17 +101,18 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
       if (missingIdCalls > 0) missingIdCalls -= 1;
       return;
     }
-    const count = owed.get(id);
-    if (count !== undefined && count > 0) {
-      owed.set(id, count - 1);
-      if (!answered.has(id)) answered.set(id, index);
-      return;
+    let firstAnswer = -1;
+    for (let call = 0; call < calls; call += 1) {
+      if (callIds[call] !== id) continue;
+      const at = answeredAt[call] as number;
+      if (at === -1) {
+        answeredAt[call] = index;
+        return;
+      }
+      if (firstAnswer === -1) firstAnswer = at;
     }
-    if (answered.has(id)) {
-      context.report({ rule: 'tool-result-duplicate', index, toolCallId: id, facts: { firstIndex: answered.get(id) ?? 0 } });
-      return;
-    }
-    context.report({ rule: 'tool-result-id-mismatch', index, toolCallId: id });
+    if (firstAnswer !== -1) context.report({ rule: 'tool-result-duplicate', index, toolCallId: id, facts: { firstIndex: firstAnswer } });
+    else context.report({ rule: 'tool-result-id-mismatch', index, toolCallId: id });
   }
 }
 

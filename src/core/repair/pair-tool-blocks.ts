@@ -38,9 +38,41 @@ export function pairToolBlocks(entries: Entry[], context: RepairContext, copied:
       index += 1;
       continue;
     }
-    index = emitBlock(entries, index, out, context, copied, usedIds, uniqueAcross);
+    index = emitWholeBlock(entries, index, out, context, usedIds, uniqueAcross) ?? emitBlock(entries, index, out, context, copied, usedIds, uniqueAcross);
   }
   return out;
+}
+
+/**
+ * The common case, a block already whole: distinct well-formed ids, answered one each by the run
+ * of tool messages right after it. Passed through as it is, with no bookkeeping; anything else
+ * returns undefined and takes the full path.
+ */
+function emitWholeBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, usedIds: Set<string>, uniqueAcross: boolean): number | undefined {
+  const owner = entries[start] as Entry;
+  const calls = owner.message.tool_calls as ToolCall[];
+  const count = calls.length;
+  const pattern = context.profile.idPattern;
+  for (let position = 0; position < count; position += 1) {
+    const id = calls[position]?.id;
+    if (typeof id !== 'string' || id === '' || (pattern !== undefined && !pattern.test(id)) || (uniqueAcross && usedIds.has(id))) return undefined;
+    for (let before = 0; before < position; before += 1) if (calls[before]?.id === id) return undefined;
+  }
+  const end = start + count; // index of the last result
+  if (end >= entries.length || (entries[end + 1] !== undefined && (entries[end + 1] as Entry).message.role === 'tool')) return undefined;
+  let answered = 0; // bit per call, for the usual handful; blocks of more than 30 calls take the full path
+  if (count > 30) return undefined;
+  for (let cursor = start + 1; cursor <= end; cursor += 1) {
+    const message = (entries[cursor] as Entry).message;
+    if (message.role !== 'tool') return undefined;
+    let position = 0;
+    while (position < count && (calls[position]?.id !== message.tool_call_id || (answered & (1 << position)) !== 0)) position += 1;
+    if (position === count) return undefined;
+    answered |= 1 << position;
+  }
+  for (let cursor = start; cursor <= end; cursor += 1) out.push(entries[cursor] as Entry);
+  if (uniqueAcross) for (const call of calls) usedIds.add(call.id as string);
+  return end + 1;
 }
 
 function emitBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, copied: WeakSet<Message>, usedIds: Set<string>, uniqueAcross: boolean): number {

@@ -19,15 +19,22 @@ export function applyProviderFixes(entries: Entry[], context: RepairContext, cop
 function dropEmptyAssistants(entries: Entry[], context: RepairContext): Entry[] {
   const nullRule = context.enforces('content-null');
   const emptyRule = context.enforces('content-empty');
-  return entries.filter((entry) => {
+  let out: Entry[] | undefined; // a new array only once something is dropped
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index] as Entry;
     const message = entry.message;
-    if (message.role !== 'assistant' || hasToolCalls(message) || message.prefix === true || 'function_call' in message) return true;
-    const isNull = message.content === null || message.content === undefined;
-    if (!(isNull ? nullRule : emptyRule && isEmptyContent(message.content))) return true;
+    const keep =
+      message.role !== 'assistant' || hasToolCalls(message) || message.prefix === true || 'function_call' in message ||
+      !(message.content === null || message.content === undefined ? nullRule : emptyRule && isEmptyContent(message.content));
+    if (keep) {
+      out?.push(entry);
+      continue;
+    }
+    out ??= entries.slice(0, index);
     const reasoning = typeof message.reasoning_content === 'string' && message.reasoning_content !== '' ? ` (its reasoning_content, ${message.reasoning_content.length} characters, went with it)` : '';
     context.note({ kind: 'empty-message-dropped', index: entry.origin, detail: `assistant message with no content and no tool calls${reasoning}` });
-    return false;
-  });
+  }
+  return out ?? entries;
 }
 
 /** Repeated user messages (crash retries) kept once; where the provider needs alternation, same-role neighbours merged. */

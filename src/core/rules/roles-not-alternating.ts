@@ -16,6 +16,7 @@ export const rolesNotAlternating: Rule = {
     openai: () => 'After the optional system message, conversation roles must alternate user and assistant roles except for tool calls and results.',
     deepseek: (f) => `deepseek-reasoner does not support successive user or assistant messages (messages[${f.index - 1}] and messages[${f.index}] in your input). You should interleave the user/assistant messages in the message sequence.`,
   },
+  roles: ['user', 'assistant'],
   visit(message, index, context) {
     if (index === 0 || !alternationRequired(context)) return;
     if (message.role !== 'user' && message.role !== 'assistant') return;

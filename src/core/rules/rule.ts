@@ -35,6 +35,8 @@ export interface Rule {
   id: RuleId;
   sources: readonly string[];
   wording: Partial<Record<Dialect, (finding: Finding) => string>> & { openai: (finding: Finding) => string };
+  /** The roles `visit` looks at (absent: every role), so check calls it only for those. */
+  roles?: readonly string[];
   /** Per-message rules look at one message at a time; sequence rules are found by the tool-block scan. */
   visit?: (message: Message, index: number, context: RuleContext) => void;
   /** Runs once after every message was visited. */

@@ -8,6 +8,7 @@ export const systemMessagePosition: Rule = {
     'CATALOGUE anthropic/system-role-in-messages; corpus 003: https://github.com/BerriAI/litellm/issues/3474',
   ],
   wording: { openai: () => 'System message must be at the beginning.' },
+  roles: ['system'],
   visit(message, index, context) {
     if (message.role === 'system' && index > 0) context.report({ rule: 'system-message-position', index });
   },

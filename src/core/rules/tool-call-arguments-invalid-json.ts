@@ -13,6 +13,7 @@ export const toolCallArgumentsInvalidJson: Rule = {
     openai: () => 'Failed to parse tool call arguments as JSON',
     qwen: () => '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.',
   },
+  roles: ['assistant'],
   visit(message, index, context) {
     if (message.role !== 'assistant' || !Array.isArray(message.tool_calls)) return;
     for (const call of message.tool_calls) {

@@ -7,6 +7,7 @@ export const toolCallIdFormat: Rule = {
   wording: {
     openai: (f) => `Tool call id was ${f.toolCallId ?? ''} but must be a-z, A-Z, 0-9, with a length of 9.`,
   },
+  roles: ['assistant', 'tool'],
   visit(message, index, context) {
     const pattern = context.profile.idPattern;
     if (pattern === undefined) return;

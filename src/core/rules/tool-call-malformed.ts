@@ -13,6 +13,7 @@ export const toolCallMalformed: Rule = {
     openai: (f) => `Missing required parameter: 'messages[${f.index}].tool_calls[${String(f.facts?.['call'] ?? 0)}].function'.`,
     deepseek: (f) => `Failed to deserialize the JSON body into the target type: messages[${f.index}].tool_calls[${String(f.facts?.['call'] ?? 0)}]: missing field \`function\``,
   },
+  roles: ['assistant'],
   visit(message, index, context) {
     if (message.role !== 'assistant' || !Array.isArray(message.tool_calls)) return;
     message.tool_calls.forEach((call, position) => {

@@ -7,6 +7,7 @@ export const toolCallsEmpty: Rule = {
   wording: {
     openai: (f) => `Invalid 'messages[${f.index}].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
   },
+  roles: ['assistant'],
   visit(message, index, context) {
     if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length === 0) {
       context.report({ rule: 'tool-calls-empty', index });

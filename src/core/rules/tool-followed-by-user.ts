@@ -7,6 +7,7 @@ export const toolFollowedByUser: Rule = {
   wording: {
     openai: (f) => `Unexpected role '${String(f.facts?.['role'] ?? 'user')}' after role 'tool'`,
   },
+  roles: ['user', 'system'],
   visit(message, index, context) {
     if (index === 0 || (message.role !== 'user' && message.role !== 'system')) return;
     if (context.messages[index - 1]?.role === 'tool') context.report({ rule: 'tool-followed-by-user', index, facts: { role: message.role } });

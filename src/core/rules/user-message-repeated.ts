@@ -10,6 +10,7 @@ export const userMessageRepeated: Rule = {
   id: 'user-message-repeated',
   sources: ['seed 001 (dsh-messages-sanitizer layer 3: fold duplicate user messages)', 'corpus 004: https://github.com/aws-samples/bedrock-access-gateway/issues/25'],
   wording: { openai: (f) => `messages[${f.index}] repeats the user message at messages[${f.index - 1}]` },
+  roles: ['user'],
   visit(message, index, context) {
     if (message.role !== 'user' || index === 0) return;
     const previous = context.messages[index - 1];
