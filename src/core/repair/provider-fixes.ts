@@ -94,33 +94,37 @@ function bridgeToolToUser(entries: Entry[], context: RepairContext): Entry[] {
   return out;
 }
 
-/** Thinking mode needs the key on the turn's assistant messages; the reasoning itself is gone, so '' (accepted). */
+/**
+ * Thinking mode needs the key on the turn's assistant messages; the reasoning itself is gone, so ''
+ * (accepted). One pass: the assistants lacking the key are remembered per turn and filled when the
+ * turn ends, if it called tools (or, in a request, if it is the turn after the last user message).
+ */
 function fillReasoning(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): void {
-  let lastUser = -1;
-  for (let index = entries.length - 1; index >= 0; index -= 1) {
-    if ((entries[index] as Entry).message.role === 'user') {
-      lastUser = index;
-      break;
-    }
-  }
-  let turnStart = 0;
-  for (let index = 0; index <= entries.length; index += 1) {
-    const entry = entries[index];
-    if (entry !== undefined && entry.message.role !== 'user') continue;
-    let calledTools = false;
-    for (let cursor = turnStart; cursor < index && !calledTools; cursor += 1) calledTools = hasToolCalls((entries[cursor] as Entry).message);
-    const afterLastUser = context.scope === 'request' && turnStart > lastUser;
-    if (calledTools || afterLastUser) {
-      for (let cursor = turnStart; cursor < index; cursor += 1) {
-        const target = entries[cursor] as Entry;
-        if (target.message.role !== 'assistant' || typeof target.message.reasoning_content === 'string') continue;
-        if (context.profile.dialect === 'moonshot' && !hasToolCalls(target.message)) continue;
+  const moonshot = context.profile.dialect === 'moonshot';
+  const lacking: Entry[] = [];
+  let calledTools = false;
+  const endTurn = (last: boolean) => {
+    if (calledTools || (last && context.scope === 'request')) {
+      for (const target of lacking) {
         copyOf(target, copied).reasoning_content = '';
         context.note({ kind: 'reasoning-content-filled', index: target.origin, detail: 'thinking mode needs reasoning_content on this turn\'s assistant messages; the original reasoning was not saved, so it is sent as an empty string' });
       }
     }
-    turnStart = index + 1;
+    lacking.length = 0;
+    calledTools = false;
+  };
+  for (const entry of entries) {
+    const message = entry.message;
+    if (message.role === 'user') {
+      endTurn(false);
+      continue;
+    }
+    if (message.role !== 'assistant') continue;
+    const calls = hasToolCalls(message);
+    calledTools ||= calls;
+    if (typeof message.reasoning_content !== 'string' && (calls || !moonshot)) lacking.push(entry);
   }
+  endTurn(true);
 }
 
 function removeUnknownFields(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): void {
