@@ -35,7 +35,7 @@ const hello: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'he
 // --- the corpus -------------------------------------------------------------------------------
 
 interface Case { file: string; provider: string; valid?: boolean; format: string; messages: unknown[] }
-const corpusDir = join(import.meta.dirname, '../../../shared/corpus');
+const corpusDir = join(import.meta.dirname, '../fixtures/shared/corpus');
 const cases: Case[] = readdirSync(corpusDir)
   .filter((file) => file.endsWith('.json'))
   .map((file) => ({ file, ...(JSON.parse(readFileSync(join(corpusDir, file), 'utf8')) as Omit<Case, 'file'>) }))
