@@ -86,7 +86,7 @@ export async function* streamCompletion(request: CompletionRequest): AsyncGenera
       if (completion.text !== '') yield { type: 'text', text: completion.text };
       return completion;
     }
-    return yield* readStream(response, arm, fail);
+    return yield* readStream(response, arm, fail, controller.signal);
   } finally {
     clearTimeout(timer);
     request.signal.removeEventListener('abort', onAbort);
@@ -94,12 +94,16 @@ export async function* streamCompletion(request: CompletionRequest): AsyncGenera
   }
 }
 
-async function* readStream(response: Response, arm: () => void, fail: (error: unknown) => WireError): AsyncGenerator<CompletionDelta, Completion> {
+async function* readStream(response: Response, arm: () => void, fail: (error: unknown) => WireError, signal: AbortSignal): AsyncGenerator<CompletionDelta, Completion> {
   const completion: Completion = { text: '', reasoning: undefined, toolCalls: [], finishReason: undefined, usage: undefined };
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (event) => pending.push(event) });
   const decoder = new TextDecoder();
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  // Not every fetch ties the body to its signal once headers are in (an in-process one may not):
+  // cancel the reader ourselves, so a stall or an abort ends a pending read at once.
+  const onAbort = (): void => void reader.cancel(signal.reason).catch(() => undefined);
+  signal.addEventListener('abort', onAbort, { once: true });
   let done = false;
   try {
     while (!done) {
@@ -109,7 +113,10 @@ async function* readStream(response: Response, arm: () => void, fail: (error: un
       } catch (error) {
         throw fail(error);
       }
-      if (read.done) break;
+      if (read.done) {
+        if (signal.aborted) throw fail(signal.reason);
+        break;
+      }
       arm();
       parser.feed(decoder.decode(read.value, { stream: true }));
       for (const event of pending.splice(0)) {
@@ -123,6 +130,7 @@ async function* readStream(response: Response, arm: () => void, fail: (error: un
       }
     }
   } finally {
+    signal.removeEventListener('abort', onAbort);
     reader.cancel().catch(() => undefined);
   }
   if (!done && completion.finishReason === undefined) throw new WireError({ kind: 'network', detail: 'the stream ended before the answer was complete' });
