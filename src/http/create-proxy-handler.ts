@@ -1,216 +1,134 @@
-import type { Profile, ProfileName, RuleId } from '../core/index.js';
-import { createSanitizingFetch } from './create-sanitizing-fetch.js';
-import { toClientHeaders, toUpstreamHeaders } from './forward-headers.js';
-import { openAIErrorResponse } from './openai-error-response.js';
+import type { ProxyCore, ProxyExchange, ProxyOptions } from './create-proxy-core.js';
+import { createProxyCore } from './create-proxy-core.js';
+import { pairsOf } from './forward-headers.js';
+import type { LocalAnswer } from './openai-error-response.js';
+import { toResponse } from './openai-error-response.js';
 import type { ProxyMetrics } from './proxy-metrics.js';
-import { createProxyMetrics } from './proxy-metrics.js';
 import { readLimitedBody } from './read-limited-body.js';
-import type { RepairPolicy } from './sanitize-chat-body.js';
 
-/** One line per request, written when its response body has ended. Never holds headers; bodies only with `logBodies`. */
-export interface ProxyLogEntry {
-  id: string;
-  method: string;
-  path: string;
-  status: number;
-  /** Rules repaired in this request (before sending, and in the heal retry). */
-  rules: RuleId[];
-  healRetry: boolean;
-  outcome: 'complete' | 'client-closed' | 'upstream-error' | 'upstream-timeout' | 'upstream-unreachable' | 'too-large' | 'local';
-  requestBytes: number;
-  /** From receiving the request to its response headers from upstream. */
-  upstreamMs?: number;
-  /** From receiving the request to the end of its response body. */
-  durationMs: number;
-  requestBody?: string;
-}
+export type { ProxyLogEntry } from './create-proxy-core.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS } from './create-proxy-core.js';
 
-export interface ProxyHandlerOptions {
-  /** Base URL the proxy forwards to; the request path is appended to its path. */
-  upstream: string;
-  profile?: ProfileName | Profile;
-  policy?: RepairPolicy;
+export interface ProxyHandlerOptions extends ProxyOptions {
   /** How to reach the upstream (default: the global fetch). */
   fetch?: typeof fetch;
-  /** Requests with a larger body get a 413 (default 32 MiB). */
-  maxBodyBytes?: number;
-  /** How long the upstream may stay silent, before its headers or between two chunks (default 300 s). */
-  upstreamTimeoutMs?: number;
-  logBodies?: boolean;
-  log?: (entry: ProxyLogEntry) => void;
-  metrics?: ProxyMetrics;
 }
 
 /**
- * What the handler reads of a request: a fetch `Request` has all of it. The node adapter passes a
- * plain object of these fields instead, because constructing a `Request` costs more on Node 20 than
- * everything else the proxy does with a small request (docs/decisions/http-node-fetch.md).
+ * What the handler reads of a request: a fetch `Request` has all of it. The generic node adapter
+ * passes a plain object of these fields instead, because constructing a `Request` costs more on
+ * Node 20 than everything else the proxy does with a small request.
  */
 export type ProxyRequest = Pick<Request, 'method' | 'url' | 'headers' | 'body' | 'signal'>;
 
 export type ProxyHandler = ((request: ProxyRequest) => Promise<Response>) & { readonly metrics: ProxyMetrics };
 
-export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 300_000;
+/**
+ * Where `serveProxy` finds the handler's decisions and its upstream fetch, to serve the same proxy
+ * natively on node streams (docs/decisions/http-native-server.md). Not part of the public surface.
+ */
+export const PROXY_CORE = Symbol('unstuck proxy core');
+export interface ProxyCoreCarrier {
+  [PROXY_CORE]?: { core: ProxyCore; fetch: typeof fetch | undefined };
+}
+
+const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 /**
  * The proxy as a function of a fetch `Request`: no socket, so it is tested in-process and any
- * server (node:http here, see `node-http-adapter.ts`) can carry it. Every failure becomes a response in
- * the OpenAI error shape; it never throws.
+ * server can carry it. Every decision (what is local, the limit, the repair, the heal, the
+ * headers, the log line) is the proxy core's (`create-proxy-core.ts`); this function only moves
+ * bytes with fetch objects. Every failure becomes a response in the OpenAI error shape; it never throws.
  */
 export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
-  const base = new URL(options.upstream);
-  const prefix = base.pathname.replace(/\/+$/, '');
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  const metrics = options.metrics ?? createProxyMetrics();
+  const core = createProxyCore(options);
   const send = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
 
   async function handle(request: ProxyRequest): Promise<Response> {
-    const started = performance.now();
-    const url = new URL(request.url);
-    const entry: ProxyLogEntry = { id: requestId(request), method: request.method, path: url.pathname, status: 0, rules: [], healRetry: false, outcome: 'local', requestBytes: 0, durationMs: 0 };
-    const finish = (outcome: ProxyLogEntry['outcome']): void => {
-      entry.outcome = outcome;
-      entry.durationMs = round(performance.now() - started);
-      try {
-        options.log?.(entry);
-      } catch {
-        // A broken log sink must not break the proxy.
-      }
-    };
-    const answer = (response: Response, outcome: ProxyLogEntry['outcome']): Response => {
-      entry.status = response.status;
-      metrics.countRequest(response.status);
-      finish(outcome);
-      return response;
-    };
-
-    if (request.method === 'GET' && url.pathname === '/healthz') return answer(Response.json({ status: 'ok' }), 'local');
-    if (request.method === 'GET' && url.pathname === '/metrics') {
-      return answer(new Response(metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } }), 'local');
+    const exchange = core.begin(request.method, request.url, request.headers.get('x-request-id'));
+    if (exchange.local !== undefined) {
+      exchange.answer(exchange.local);
+      return toResponse(exchange.local);
     }
 
     let body: Uint8Array | undefined;
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
+    if (exchange.readsBody) {
       const declared = Number(request.headers.get('content-length') ?? '0');
-      const read = declared > maxBodyBytes ? { ok: false as const, size: declared } : await readLimitedBody(request.body, maxBodyBytes);
-      if (!read.ok) {
-        entry.requestBytes = read.size;
-        const message = `unstuck proxy: request body is larger than ${maxBodyBytes} bytes`;
-        return answer(openAIErrorResponse(413, message, 'request_too_large', { connection: 'close' }), 'too-large');
-      }
-      body = read.bytes;
-      entry.requestBytes = body.byteLength;
-      if (options.logBodies === true) entry.requestBody = new TextDecoder().decode(body);
+      const read = declared > exchange.maxBodyBytes ? { ok: false as const, size: declared } : await readLimitedBody(request.body, exchange.maxBodyBytes);
+      if (!read.ok) return toResponse(exchange.tooLarge(read.size));
+      body = exchange.prepare(read.bytes);
     }
+    return forward(exchange, request, body);
+  }
 
+  async function forward(exchange: ProxyExchange, request: ProxyRequest, body: Uint8Array | undefined): Promise<Response> {
     // One controller for the whole exchange: the client going away and a silent upstream both end it.
     const controller = new AbortController();
     const onClientGone = (): void => controller.abort(new Error('client closed the connection'));
     if (request.signal.aborted) onClientGone();
     request.signal.addEventListener('abort', onClientGone, { once: true });
-    // One timer per request, restarted while we wait on the upstream and ignored while we wait on
-    // the client (a slow reader is backpressure, not a silent upstream).
-    let timedOut = false;
-    let waiting = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const arm = (): void => {
-      waiting = true;
-      if (timer === undefined) {
-        timer = setTimeout(() => {
-          if (!waiting) return;
-          timedOut = true;
-          controller.abort(new Error(`upstream silent for ${timeoutMs} ms`));
-        }, timeoutMs);
-        timer.unref(); // the server keeps the process alive, not a pending request's timer
-      } else {
-        timer.refresh();
-      }
-    };
-    const disarm = (): void => {
-      waiting = false;
-    };
+    const timer = silenceTimer(exchange.timeoutMs, () => controller.abort(new Error(`upstream silent for ${exchange.timeoutMs} ms`)));
     const release = (): void => {
-      waiting = false;
-      clearTimeout(timer);
+      timer.stop();
       request.signal.removeEventListener('abort', onClientGone);
     };
-
-    const rules = new Set<RuleId>();
-    const sanitizingFetch = createSanitizingFetch({
-      fetch: send,
-      ...(options.profile === undefined ? {} : { profile: options.profile }),
-      ...(options.policy === undefined ? {} : { policy: options.policy }),
-      onRepair(event) {
-        for (const rule of event.rules) {
-          if (!rules.has(rule)) metrics.countRepair(rule);
-          rules.add(rule);
-        }
-        if (event.attempt === 'heal') {
-          entry.healRetry = true;
-          metrics.countHealRetry();
-        }
-      },
-    });
-
-    const target = `${base.origin}${prefix}${url.pathname}${url.search}`;
-    let upstream: Response;
-    arm();
-    const sent = performance.now();
-    try {
-      upstream = await sanitizingFetch(target, {
-        method: request.method,
-        headers: toUpstreamHeaders(request.headers),
-        ...(body === undefined ? {} : { body }),
-        redirect: 'manual',
-        signal: controller.signal,
-      });
-    } catch (error) {
+    const headers = exchange.upstreamHeaders(pairsOf(request.headers));
+    const fail = (error: unknown): Response => {
       release();
-      entry.rules = [...rules];
-      if (timedOut) {
-        metrics.countUpstreamFailure('timeout');
-        return answer(openAIErrorResponse(504, `unstuck proxy: the upstream sent nothing for ${timeoutMs} ms`, 'upstream_timeout'), 'upstream-timeout');
-      }
-      if (request.signal.aborted) return answer(new Response(null, { status: 499 }), 'client-closed');
-      metrics.countUpstreamFailure('unreachable');
-      const message = `unstuck proxy: upstream ${base.origin} is unreachable (${describeCause(error)})`;
-      return answer(openAIErrorResponse(502, message, 'upstream_unreachable'), 'upstream-unreachable');
-    }
-    disarm();
-    entry.upstreamMs = round(performance.now() - started);
-    metrics.observeUpstreamLatency((performance.now() - sent) / 1000);
-    entry.rules = [...rules];
-    entry.status = upstream.status;
-    metrics.countRequest(upstream.status);
+      const answer: LocalAnswer | undefined = exchange.fail(timer.fired ? 'timeout' : request.signal.aborted ? 'client-closed' : 'unreachable', error);
+      return answer === undefined ? new Response(null, { status: 499 }) : toResponse(answer);
+    };
 
-    const headers = toClientHeaders(upstream.headers);
+    let upstream: Response;
+    let text: string | undefined;
+    timer.arm();
+    exchange.sending();
+    try {
+      const init = { method: request.method, headers, redirect: 'manual' as const, signal: controller.signal };
+      upstream = await send(exchange.url, body === undefined ? init : { ...init, body });
+      if (exchange.mayHeal(upstream.status)) {
+        text = await upstream.text();
+        const retry = exchange.heal(upstream.status, text);
+        if (retry !== undefined) {
+          text = undefined;
+          upstream = await send(exchange.url, { ...init, body: retry });
+        }
+      }
+    } catch (error) {
+      return fail(error);
+    }
+    timer.disarm();
+    exchange.answered(upstream.status);
+    // A 400 read for the heal decision goes back as the text it was (decoded: no content-encoding/length).
+    const responseHeaders = new Headers(exchange.clientHeaders(pairsOf(upstream.headers), text !== undefined || upstream.headers.has('content-encoding')));
+    const init = { status: upstream.status, statusText: upstream.statusText, headers: responseHeaders };
+    if (text !== undefined) {
+      release();
+      exchange.finish('complete');
+      return new Response(text, init);
+    }
     const source = upstream.body;
-    if (source === null || [101, 204, 205, 304].includes(upstream.status) || request.method === 'HEAD') {
+    if (source === null || NO_BODY_STATUSES.has(upstream.status) || request.method === 'HEAD') {
       await source?.cancel().catch(() => undefined);
       release();
-      finish('complete');
-      return new Response(null, { status: upstream.status, statusText: upstream.statusText, headers });
+      exchange.finish('complete');
+      return new Response(null, init);
     }
 
     // Pull one chunk from upstream only when the client asks for one (highWaterMark 0): the
     // response is never buffered here, and a slow client slows the upstream read, not our memory.
     const reader = source.getReader();
-    let ended = false;
-    const end = (outcome: ProxyLogEntry['outcome']): void => {
-      if (ended) return;
-      ended = true;
+    const end = (outcome: Parameters<ProxyExchange['finish']>[0]): void => {
       release();
-      finish(outcome);
+      exchange.finish(outcome);
     };
     const relay = new ReadableStream<Uint8Array>(
       {
         async pull(stream) {
-          arm();
+          timer.arm();
           try {
             const { done, value } = await reader.read();
-            disarm();
+            timer.disarm();
             if (done) {
               end('complete');
               stream.close();
@@ -218,9 +136,8 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
               stream.enqueue(value);
             }
           } catch (error) {
-            disarm();
-            metrics.countUpstreamFailure(timedOut ? 'timeout' : 'stream-error');
-            end(timedOut ? 'upstream-timeout' : request.signal.aborted ? 'client-closed' : 'upstream-error');
+            timer.disarm();
+            end(timer.fired ? 'upstream-timeout' : request.signal.aborted ? 'client-closed' : 'upstream-error');
             stream.error(error);
           }
         },
@@ -231,25 +148,56 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
       },
       { highWaterMark: 0 },
     );
-    return new Response(relay, { status: upstream.status, statusText: upstream.statusText, headers });
+    return new Response(relay, init);
   }
 
-  return Object.assign(handle, { metrics });
+  return Object.assign(handle, { metrics: core.metrics, [PROXY_CORE]: { core, fetch: options.fetch } });
 }
 
-/** A client's own request id when it looks like one (never copied into logs unchecked), else a new one. */
-function requestId(request: ProxyRequest): string {
-  const given = request.headers.get('x-request-id');
-  return given !== null && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID();
+/**
+ * One timer per request, restarted while we wait on the upstream and ignored while we wait on the
+ * client (a slow reader is backpressure, not a silent upstream). Shared by both proxy paths.
+ */
+export function silenceTimer(ms: number, onSilence: () => void): SilenceTimer {
+  return new SilenceTimer(ms, onSilence);
 }
 
-function describeCause(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return cause.message;
-  return error instanceof Error ? error.message : String(error);
-}
+export class SilenceTimer {
+  #waiting = false;
+  #fired = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #ms: number;
+  readonly #onSilence: () => void;
 
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
+  constructor(ms: number, onSilence: () => void) {
+    this.#ms = ms;
+    this.#onSilence = onSilence;
+  }
+
+  get fired(): boolean {
+    return this.#fired;
+  }
+
+  arm(): void {
+    this.#waiting = true;
+    if (this.#timer !== undefined) {
+      this.#timer.refresh();
+      return;
+    }
+    this.#timer = setTimeout(() => {
+      if (!this.#waiting) return;
+      this.#fired = true;
+      this.#onSilence();
+    }, this.#ms);
+    this.#timer.unref(); // the server keeps the process alive, not a pending request's timer
+  }
+
+  disarm(): void {
+    this.#waiting = false;
+  }
+
+  stop(): void {
+    this.#waiting = false;
+    clearTimeout(this.#timer);
+  }
 }

@@ -1,5 +1,5 @@
-import { classifyError, isPairingRule, isProfileName } from '../core/index.js';
 import type { Change, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import { healChatBody } from './heal-chat-body.js';
 import { isChatCompletionsPath } from './is-chat-completions-path.js';
 import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
@@ -57,29 +57,12 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
       headers.delete('content-encoding');
       return new Response(text, { status: response.status, statusText: response.statusText, headers });
     };
-    const verdict = classifyError(response.status, text);
-    if (verdict === undefined || !isPairingRule(verdict.rule)) return again();
-    const healed = heal(first.body, verdict, options);
-    if (!healed.changed) return again();
-    report({ ...eventOf(outgoing.url, 'heal', healed), rejectedFor: verdict.rule });
+    const healed = healChatBody(first.body, response.status, text, { profile: options.profile, policy: options.policy });
+    if (healed === undefined) return again();
+    report({ ...eventOf(outgoing.url, 'heal', healed), rejectedFor: healed.rejectedFor });
     return send(...outgoing.build(JSON.stringify(healed.body)));
   };
 }
-
-/**
- * The strongest repair under the configured profile; when that finds nothing to change and the
- * 400 reads like another known provider, that provider's rules are tried (the upstream may be
- * stricter than the profile the user chose).
- */
-function heal(body: ChatBody, verdict: { provider: string }, options: SanitizingFetchOptions): SanitizedChatBody {
-  const policy = { ...options.policy, level: 'strongest' as const };
-  const healed = sanitizeChatBody(body, { profile: options.profile, policy });
-  if (healed.changed || !isProfileName(verdict.provider) || verdict.provider === options.profile) return healed;
-  return sanitizeChatBody(body, { profile: verdict.provider, policy });
-}
-
-
-
 
 function eventOf(url: string, attempt: RepairEvent['attempt'], result: SanitizedChatBody): RepairEvent {
   return { url, attempt, changes: result.changes, rules: result.rules, remaining: result.remaining };

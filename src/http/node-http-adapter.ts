@@ -4,12 +4,15 @@ import type { IncomingMessage, RequestOptions, ServerResponse } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { pipeline, Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { ProxyRequest } from './create-proxy-handler.js';
+import type { ProxyCoreCarrier, ProxyRequest } from './create-proxy-handler.js';
+import { PROXY_CORE } from './create-proxy-handler.js';
+import type { UpstreamAgents } from './native-relay.js';
+import { badRequest, cutResponse, decoderFor, isStaleSocketError, relayNative } from './native-relay.js';
+import { toResponse } from './openai-error-response.js';
 
 /*
- * The node:http adapter of `unstuck/http`, both ways, and the only file of it that touches
- * node:http: `serveProxy` carries a fetch-style handler on a node:http server; `createNodeFetch`
+ * The node:http adapter of `unstuck/http`, both ways (with native-relay.ts, the only files of it
+ * that touch node:http): `serveProxy` carries a handler on a node:http server; `createNodeFetch`
  * is a fetch for the upstream side, several times cheaper per request than Node 20's undici
  * fetch (see docs/decisions/http-node-fetch.md).
  */
@@ -27,14 +30,23 @@ export interface ServingProxy {
 }
 
 /**
- * Serves a fetch-style handler on node:http. It turns an IncomingMessage into the fields of a
- * `Request` (a `ProxyRequest`, its body streaming), and writes the `Response` back chunk by chunk,
- * waiting for `drain` so a slow client holds back the upstream instead of filling memory.
+ * Serves a handler on node:http.
+ *
+ * A handler from `createProxyHandler` whose upstream fetch is a `createNodeFetch()` (how the CLI
+ * composes it) is served natively: the same proxy core decides everything, node streams carry the
+ * bytes (native-relay.ts, docs/decisions/http-native-server.md). Any other handler gets the generic
+ * adapter: an IncomingMessage becomes the fields of a `Request` (a `ProxyRequest`, its body
+ * streaming), and the `Response` is written back chunk by chunk, waiting for `drain` so a slow
+ * client holds back the upstream instead of filling memory.
  */
-export async function serveProxy(handler: (request: ProxyRequest) => Promise<Response>, options: ServeOptions = {}): Promise<ServingProxy> {
+export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Response>) & ProxyCoreCarrier, options: ServeOptions = {}): Promise<ServingProxy> {
   const host = options.host ?? '127.0.0.1';
+  const carried = handler[PROXY_CORE];
+  const agents = (carried?.fetch as NodeFetchCarrier | undefined)?.[UPSTREAM_AGENTS];
+  const native = carried !== undefined && agents !== undefined ? { core: carried.core, agents } : undefined;
   const server = createServer({ noDelay: true }, (incoming, outgoing) => {
-    void relay(handler, incoming, outgoing, origin);
+    if (native !== undefined) relayNative(native.core, native.agents, incoming, outgoing, origin);
+    else void relay(handler, incoming, outgoing, origin);
   });
   server.listen(options.port ?? 8787, host);
   await once(server, 'listening');
@@ -62,8 +74,7 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
     response = await handler(toRequest(incoming, origin, controller.signal));
   } catch (error) {
     // The handler answers every failure itself; this is a request node:http accepted but fetch cannot represent.
-    const message = error instanceof Error ? error.message : String(error);
-    response = Response.json({ error: { message: `unstuck proxy: bad request (${message})`, type: 'invalid_request_error', param: null, code: 'bad_request' } }, { status: 400 });
+    response = toResponse(badRequest(error));
   }
   if (outgoing.destroyed) {
     await response.body?.cancel().catch(() => undefined);
@@ -103,19 +114,9 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
     }
     outgoing.end();
   } catch {
-    // Upstream failed mid-body, or the client left: close the connection without the final chunk,
-    // so the client sees a truncated response as an error, never as a complete one. `end` on the
-    // socket flushes what was already written first (destroy would drop it); a client that does
-    // not read it in time is cut off.
+    // Upstream failed mid-body, or the client left: close the connection without the final chunk.
     await reader.cancel().catch(() => undefined);
-    const socket = outgoing.socket;
-    if (socket === null || outgoing.destroyed) {
-      outgoing.destroy();
-      return;
-    }
-    while (socket.writableCorked > 0) socket.uncork();
-    socket.end();
-    setTimeout(() => socket.destroy(), 5000).unref();
+    cutResponse(outgoing);
   }
 }
 
@@ -191,9 +192,9 @@ function readableOf(incoming: IncomingMessage): ReadableStream<Uint8Array> {
  */
 export function createNodeFetch(options: { maxSockets?: number } = {}): typeof fetch {
   const maxSockets = options.maxSockets ?? 256;
-  const agents = { 'http:': new Agent({ keepAlive: true, maxSockets }), 'https:': new HttpsAgent({ keepAlive: true, maxSockets }) };
+  const agents: UpstreamAgents = { 'http:': new Agent({ keepAlive: true, maxSockets }), 'https:': new HttpsAgent({ keepAlive: true, maxSockets }) };
 
-  return async function nodeFetch(input, init) {
+  const nodeFetch = async function nodeFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const request = typeof input === 'object' && !(input instanceof URL) ? input : undefined;
     const url = new URL(request?.url ?? String(input));
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
@@ -245,13 +246,15 @@ export function createNodeFetch(options: { maxSockets?: number } = {}): typeof f
       if ((error as Record<symbol, unknown>)[STALE] !== true) throw error;
       return await send();
     }
-  } as typeof fetch;
+  };
+  // serveProxy finds the pools here, to reach the upstream natively through the same sockets.
+  return Object.assign(nodeFetch, { [UPSTREAM_AGENTS]: agents }) as typeof fetch;
 }
 
 const STALE = Symbol('stale keep-alive socket');
-
-function isStaleSocketError(error: NodeJS.ErrnoException): boolean {
-  return error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.message === 'socket hang up';
+const UPSTREAM_AGENTS = Symbol('unstuck upstream agents');
+interface NodeFetchCarrier {
+  [UPSTREAM_AGENTS]?: UpstreamAgents;
 }
 
 async function bodyBytes(body: RequestInit['body'] | ArrayBuffer | undefined): Promise<Uint8Array | undefined> {
@@ -267,8 +270,7 @@ async function bodyBytes(body: RequestInit['body'] | ArrayBuffer | undefined): P
  * (fetch decodes too, and the proxy drops `content-encoding` for that reason).
  */
 function decodedBody(incoming: IncomingMessage, headers: Headers): ReadableStream<Uint8Array> {
-  const encoding = (headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
-  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  const decoder = decoderFor(headers.get('content-encoding') ?? undefined);
   if (decoder === undefined) return readableOf(incoming);
   headers.delete('content-encoding');
   headers.delete('content-length');
