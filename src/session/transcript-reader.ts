@@ -9,6 +9,7 @@ import { stepFence } from './fence.js';
 import type { SegmentRef } from './transcript-syntax.js';
 import { FORMAT_VERSION, MARKER_PREFIX, MARKER_SUFFIX } from './transcript-syntax.js';
 import type { LoadResult, SessionProblem } from './types.js';
+import { decodeUtf8 } from './utf8.js';
 
 const HEADER = /^<!-- unstuck-session v(\d+)((?: [a-z]+=\S*)*) -->[ \t]*\r?$/;
 const SEGMENT = /^<!-- unstuck-segment messages=(\d+) sha256=([0-9a-f]{64}) file=(\S+) -->[ \t]*\r?$/;
@@ -35,7 +36,7 @@ export function countProblems(file: string, declared: number | undefined, found:
  * backtick must not take the messages after it down with it.
  */
 export function parseTranscriptText(text: string, file: string): ParsedTranscript {
-  return parseView(text, file, false);
+  return readOwnFile(text, file) ?? parseView(text, file, false);
 }
 
 /**
@@ -44,36 +45,38 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
  * multi-byte character, so a latin1 view of the bytes has the same lines, markers and fences.
  */
 export function parseTranscriptBytes(bytes: Buffer, file: string): ParsedTranscript {
-  return readOwnFile(bytes, file) ?? parseView(bytes.toString('latin1'), file, true);
+  const text = bytes.toString('latin1');
+  return readOwnFile(text, file) ?? parseView(text, file, true);
 }
 
-const HEADER_START = Buffer.from('<!-- unstuck-session ');
-const MARKER_LINE = Buffer.from(`\n${MARKER_PREFIX}`);
-const HEADING_LINE = Buffer.from('\n## ');
+const HEADER_START = '<!-- unstuck-session ';
+const MARKER_LINE = `\n${MARKER_PREFIX}`;
+const HEADING_LINE = '\n## ';
 
 /**
- * The fast path for a file this module wrote: collect the whole-line markers with a byte search,
- * skipping the readable text, and accept the result only if they match the header's digest, i.e.
- * they are exactly the markers the writer wrote, in order (our writer escapes every lookalike,
- * so fences cannot matter). Anything else (no header, a mismatch, a bad marker) returns undefined
- * and the full reader takes over, with fences, and lists what it finds.
+ * The fast path for a file this module wrote: collect the whole-line markers with a string
+ * search, skipping the readable text, and accept the result only if they match the header's
+ * digest, i.e. they are exactly the markers the writer wrote, in order (our writer escapes every
+ * lookalike and closes every fence, so fences cannot matter; content cannot write the header,
+ * which is the first line). Anything else (no header, a mismatch, a marker line with anything
+ * after its ` -->`) returns undefined and the full reader takes over, with fences, and lists what
+ * it finds.
  */
-function readOwnFile(bytes: Buffer, file: string): ParsedTranscript | undefined {
-  if (!bytes.subarray(0, HEADER_START.length).equals(HEADER_START)) return undefined;
-  const first = bytes.indexOf(MARKER_LINE);
+function readOwnFile(text: string, file: string): ParsedTranscript | undefined {
+  if (!text.startsWith(HEADER_START)) return undefined;
+  const first = text.indexOf(MARKER_LINE);
   // The head: header, title, segment declarations; it ends where the first message's heading starts.
-  let headEnd = bytes.indexOf(HEADING_LINE);
-  if (headEnd === -1 || (first !== -1 && first < headEnd)) headEnd = first === -1 ? bytes.length : first;
-  const head = scanTranscript(bytes.toString('latin1', 0, headEnd + 1), file, true, true, true).result;
+  let headEnd = text.indexOf(HEADING_LINE);
+  if (headEnd === -1 || (first !== -1 && first < headEnd)) headEnd = first === -1 ? text.length : first;
+  const head = scanTranscript(text.slice(0, headEnd + 1), file, true, true, true).result;
   if (head.digest === undefined || head.problems.length > 0 || head.messages.length > 0) return undefined;
   const markers: MarkerPayload[] = [];
-  for (let at = first; at !== -1; at = bytes.indexOf(MARKER_LINE, at + 1)) {
-    let end = bytes.indexOf(0x0a, at + 1);
-    if (end === -1) end = bytes.length;
-    const line = bytes.toString('latin1', at + 1, end);
-    const close = line.lastIndexOf(MARKER_SUFFIX);
-    if (close < MARKER_PREFIX.length || line.slice(close + MARKER_SUFFIX.length).trim() !== '') return undefined;
-    markers.push({ offset: at + 1, payload: line.slice(MARKER_PREFIX.length, close) });
+  let end = 0;
+  for (let at = first; at !== -1; at = text.indexOf(MARKER_LINE, end)) {
+    end = text.indexOf('\n', at + 1);
+    if (end === -1) end = text.length;
+    if (end - at - 1 < MARKER_PREFIX.length + MARKER_SUFFIX.length || !text.startsWith(MARKER_SUFFIX, end - MARKER_SUFFIX.length)) return undefined;
+    markers.push({ offset: at + 1, payload: text.slice(at + 1 + MARKER_PREFIX.length, end - MARKER_SUFFIX.length) });
   }
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];
@@ -212,9 +215,6 @@ interface MarkerPayload {
   payload: string;
 }
 
-/** Faster than Buffer#toString for text that is not ASCII (Node 20). Not fatal: U+FFFD is checked after. */
-const utf8 = new TextDecoder('utf-8');
-
 /**
  * The digest covers every marker's JSON followed by a comma. Those same bytes, after a `[` and
  * with the last comma turned into `]`, are a JSON array: decoding all payloads into one buffer
@@ -223,6 +223,15 @@ const utf8 = new TextDecoder('utf-8');
  * the markers one by one, each failure listed with its line.
  */
 function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Hash): void {
+  // In groups, so a long session's temporaries stay small enough for the young heap.
+  for (let start = 0; start < markers.length; start += DECODE_MARKERS) {
+    decodeGroup(start === 0 && markers.length <= DECODE_MARKERS ? markers : markers.slice(start, start + DECODE_MARKERS), file, lines, messages, problems, digest);
+  }
+}
+
+const DECODE_MARKERS = 4096;
+
+function decodeGroup(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Hash): void {
   if (markers.length === 0) return;
   let bound = 2;
   for (const marker of markers) bound += (marker.payload.length >>> 2) * 3 + 1;
@@ -243,9 +252,8 @@ function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: {
   if (whole) {
     digest.update(all.subarray(1, position));
     all[position - 1] = 0x5d; // ]
-    const array = all.subarray(0, position);
-    const json = utf8.decode(array);
-    if (!json.includes('\ufffd') || isUtf8(array)) {
+    const json = decodeUtf8(all.subarray(0, position));
+    if (json !== undefined) {
       let values: unknown;
       try {
         values = JSON.parse(json);
@@ -290,9 +298,10 @@ function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: {
  * decoder skips characters that are not base64, so a payload with any decodes to fewer bytes.
  */
 function decodedLength(payload: string): number {
-  if (payload.length % 4 !== 0) return -1;
-  const padding = payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0;
-  return (payload.length / 4) * 3 - padding;
+  const length = payload.length;
+  if (length % 4 !== 0) return -1;
+  const padding = payload.charCodeAt(length - 1) !== 0x3d ? 0 : payload.charCodeAt(length - 2) === 0x3d ? 2 : 1;
+  return (length / 4) * 3 - padding;
 }
 
 /** Line numbers from offsets, counted only when a problem needs one (in increasing order, mostly). */

@@ -1,9 +1,9 @@
 /** Writes the Markdown transcript (format: transcript-codec.ts). */
-import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type { Message } from '../core/messages.js';
 import { textOf } from '../core/messages.js';
 import type { Fence } from './fence.js';
+import { encodeMessages } from './message-json.js';
 import { fenceFor, stepFence } from './fence.js';
 import type { SegmentRef } from './transcript-syntax.js';
 import { FORMAT_VERSION, MARKER_PREFIX, MARKER_SUFFIX } from './transcript-syntax.js';
@@ -26,71 +26,68 @@ export interface FormatOptions {
 }
 
 export function formatTranscriptText(messages: readonly Message[], options: FormatOptions): string {
-  // Every message's JSON, followed by a comma, in one buffer: the digest covers it, and each
-  // marker is a base64 slice of it (fewer, larger allocations than one buffer per message).
-  const jsons: string[] = new Array<string>(messages.length);
-  let total = 0;
-  for (let index = 0; index < messages.length; index += 1) {
-    const json = JSON.stringify(messages[index]);
-    if (typeof json !== 'string') throw new TypeError(`message ${options.first + index} is not JSON-serializable`);
-    jsons[index] = json;
-    total += Buffer.byteLength(json, 'utf8') + 1;
-  }
-  const all = Buffer.allocUnsafe(total);
-  const ends: number[] = new Array<number>(messages.length);
-  let offset = 0;
-  for (let index = 0; index < jsons.length; index += 1) {
-    offset += all.write(jsons[index]!, offset, 'utf8');
-    ends[index] = offset;
-    all[offset] = 0x2c;
-    offset += 1;
-  }
-  const digest = createHash('sha256').update(all).digest('hex');
-  const parts: string[] = [];
-  parts.push(`<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest} -->\n`);
-  parts.push('# Session transcript\n\n');
-  parts.push(`_${options.total} message${options.total === 1 ? '' : 's'}. Each message ends with an \`nf-msg\` marker line that holds it exactly; the text above a marker is for reading and may be shortened._\n\n`);
+  const { payloads, digest } = encodePayloads(messages, options.first);
+  let text = `<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest} -->\n`;
+  text += '# Session transcript\n\n';
+  text += `_${options.total} message${options.total === 1 ? '' : 's'}. Each message ends with an \`nf-msg\` marker line that holds it exactly; the text above a marker is for reading and may be shortened._\n\n`;
   if (options.segments.length > 0) {
     let from = 1;
     for (const segment of options.segments) {
       const to = from + segment.messages - 1;
-      parts.push(`<!-- unstuck-segment messages=${segment.messages} sha256=${segment.sha256} file=${encodeURIComponent(segment.file)} -->\n`);
-      parts.push(`- [messages ${from}–${to}](${encodeURI(segment.file)})\n`);
+      text += `<!-- unstuck-segment messages=${segment.messages} sha256=${segment.sha256} file=${encodeURIComponent(segment.file)} -->\n`;
+      text += `- [messages ${from}–${to}](${encodeURI(segment.file)})\n`;
       from = to + 1;
     }
-    parts.push('\n');
+    text += '\n';
   }
-  let text = parts.join('');
-  let start = 0;
   for (let index = 0; index < messages.length; index += 1) {
     text += readable(messages[index]!, options.first + index);
-    text += `${MARKER_PREFIX}${all.toString('base64', start, ends[index])}${MARKER_SUFFIX}\n\n`;
-    start = ends[index]! + 1;
+    text += `${MARKER_PREFIX}${payloads[index]!}${MARKER_SUFFIX}\n\n`;
   }
   return text;
 }
 
+/** Messages encoded at a time: large enough to amortize the calls, small enough for the young heap. */
+const ENCODE_MESSAGES = 8192;
+
+/** Every message's marker payload (base64 of its UTF-8 JSON) and the digest over their JSON (see message-json.ts). */
+function encodePayloads(messages: readonly Message[], first: number): { payloads: string[]; digest: string } {
+  const payloads: string[] = new Array<string>(messages.length);
+  const hash = createHash('sha256');
+  for (let offset = 0; offset < messages.length; offset += ENCODE_MESSAGES) {
+    const { bytes, ends } = encodeMessages(messages.slice(offset, offset + ENCODE_MESSAGES), first + offset);
+    let start = 0;
+    for (let index = 0; index < ends.length; index += 1) {
+      payloads[offset + index] = bytes.toString('base64', start, ends[index]);
+      start = ends[index]! + 1;
+    }
+    hash.update(bytes);
+  }
+  return { payloads, digest: hash.digest('hex') };
+}
+
 /** One message's heading and readable body (everything above its marker line). */
 function readable(message: Message, number: number): string {
-  const parts: string[] = [];
-  let heading = `## ${number} · ${inline(String(message.role))}`;
-  if (typeof message.name === 'string') heading += ` · ${inline(message.name)}`;
-  if (typeof message.tool_call_id === 'string') heading += ` · \`${inline(message.tool_call_id)}\``;
-  parts.push(`${heading}\n\n`);
+  // Concatenation builds a rope that is flattened once, when the file is written: cheaper than join.
+  let out = `## ${number} · ${inline(String(message.role))}`;
+  if (typeof message.name === 'string') out += ` · ${inline(message.name)}`;
+  if (typeof message.tool_call_id === 'string') out += ` · \`${inline(message.tool_call_id)}\``;
+  out += '\n\n';
   if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '') {
-    parts.push('**Reasoning**\n\n', fenced(message.reasoning_content));
+    out += '**Reasoning**\n\n';
+    out += fenced(message.reasoning_content);
   }
   const text = textOf(message.content);
   if (message.role === 'tool') {
-    parts.push(text === '' ? '_(no content)_\n\n' : fenced(text));
+    out += text === '' ? '_(no content)_\n\n' : fenced(text);
   } else if (text !== '') {
-    parts.push(markdown(text));
+    out += markdown(text);
   } else if (!Array.isArray(message.tool_calls) || message.tool_calls.length === 0) {
-    parts.push('_(no content)_\n\n');
+    out += '_(no content)_\n\n';
   }
   if (Array.isArray(message.content)) {
     for (const part of message.content) {
-      if (part !== null && typeof part === 'object' && part.type !== 'text') parts.push(`_[${inline(String(part.type))} part]_\n\n`);
+      if (part !== null && typeof part === 'object' && part.type !== 'text') out += `_[${inline(String(part.type))} part]_\n\n`;
     }
   }
   if (Array.isArray(message.tool_calls)) {
@@ -98,10 +95,11 @@ function readable(message: Message, number: number): string {
       const name = typeof call?.function?.name === 'string' ? call.function.name : '?';
       const id = typeof call?.id === 'string' ? ` · \`${inline(call.id)}\`` : '';
       const args = typeof call?.function?.arguments === 'string' ? call.function.arguments : '';
-      parts.push(`**Tool call** \`${inline(name)}\`${id}\n\n`, fenced(args, 'json'));
+      out += `**Tool call** \`${inline(name)}\`${id}\n\n`;
+      out += fenced(args, 'json');
     }
   }
-  return parts.join('');
+  return out;
 }
 
 const SHORT_CHARS = 2000;
@@ -145,7 +143,9 @@ function escapeLookalikes(text: string): string {
   return text.includes('<!--') ? text.replace(LOOKALIKE, '<!--\u200b') : text;
 }
 
+const INLINE_BREAKERS = /[\r\n`]/;
+
 function inline(text: string): string {
   const flat = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  return escapeLookalikes(flat.replace(/[\r\n`]/g, ' '));
+  return escapeLookalikes(INLINE_BREAKERS.test(flat) ? flat.replace(/[\r\n`]/g, ' ') : flat);
 }
