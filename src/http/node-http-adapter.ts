@@ -26,6 +26,8 @@ export interface ServeOptions {
 
 export interface ServingProxy {
   url: string;
+  /** True when the handler is served natively on node streams (see `serveProxy`). */
+  native: boolean;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Re
   const origin = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   return {
     url: origin,
+    native: native !== undefined,
     async close() {
       const closed = once(server, 'close');
       server.close();
