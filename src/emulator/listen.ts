@@ -1,13 +1,14 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 
 /**
  * The node:http adapter: turns each incoming request into a fetch `Request`, hands it to the
  * in-process handler and writes the `Response` back, streaming its body. A body that errors
- * mid-way (the emulator's scripted disconnect) destroys the socket, as a dropped connection would.
+ * mid-way (the emulator's scripted disconnect) cuts the connection, as a dropped connection would,
+ * after the bytes already written have left.
  */
 export async function listenOn(
   handle: (request: Request) => Promise<Response>,
@@ -40,7 +41,7 @@ export async function listenOn(
   };
 }
 
-async function respond(handle: (request: Request) => Promise<Response>, request: Request, outgoing: import('node:http').ServerResponse): Promise<void> {
+async function respond(handle: (request: Request) => Promise<Response>, request: Request, outgoing: ServerResponse): Promise<void> {
   let response: Response;
   try {
     response = await handle(request);
@@ -63,13 +64,43 @@ async function respond(handle: (request: Request) => Promise<Response>, request:
   }
   try {
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      if (!outgoing.write(chunk)) await Promise.race([once(outgoing, 'drain'), once(outgoing, 'close')]);
+      if (!outgoing.write(chunk)) await drained(outgoing);
       if (outgoing.destroyed) return;
     }
     outgoing.end();
   } catch {
-    outgoing.destroy();
+    cut(outgoing);
   }
+}
+
+/** Resolves on `drain`, or on `close` (a client that left never drains), and removes both listeners either way. */
+function drained(outgoing: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      outgoing.off('drain', done);
+      outgoing.off('close', done);
+      resolve();
+    };
+    outgoing.on('drain', done);
+    outgoing.on('close', done);
+  });
+}
+
+/**
+ * Drops the connection without the response's final chunk, so the client sees it incomplete. The
+ * events written just before are still queued (corked, or in the socket's buffer): `destroy` would
+ * throw them away and the client would get nothing, so the socket is ended (what was written leaves
+ * first, then FIN) and destroyed only if the client has not closed it a while later.
+ */
+function cut(outgoing: ServerResponse): void {
+  const socket = outgoing.socket;
+  if (socket === null || outgoing.destroyed) {
+    outgoing.destroy();
+    return;
+  }
+  while (socket.writableCorked > 0) socket.uncork();
+  socket.end();
+  setTimeout(() => socket.destroy(), 2000).unref();
 }
 
 function toHeaders(incoming: IncomingHttpHeaders): Headers {
