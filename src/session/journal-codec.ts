@@ -1,5 +1,6 @@
 import type { Message } from '../core/messages.js';
 import { isMessage } from '../core/messages.js';
+import { BOUNDARY_TEXT, startsWithRole } from './message-json.js';
 import type { LoadResult, SessionProblem } from './types.js';
 
 /**
@@ -11,9 +12,32 @@ import type { LoadResult, SessionProblem } from './types.js';
 export function formatJournal(messages: readonly Message[]): string {
   // Concatenation builds a rope that is flattened once, when written: cheaper than join here.
   let text = '';
+  for (let start = 0; start < messages.length; start += FORMAT_MESSAGES) {
+    const group = start === 0 && messages.length <= FORMAT_MESSAGES ? messages : messages.slice(start, start + FORMAT_MESSAGES);
+    text += linesOf(group, start + 1);
+  }
+  return text;
+}
+
+/** Messages stringified by one call: large enough to amortize it, small enough for the young heap. */
+const FORMAT_MESSAGES = 4096;
+
+/**
+ * One JSON.stringify of the array, with the places between messages turned into line breaks,
+ * when those places can be found for certain (see message-json.ts: every message starts with
+ * `role`, and `},{"role":` occurs exactly n-1 times); otherwise one call per message.
+ */
+function linesOf(messages: readonly Message[], first: number): string {
+  if (messages.every(startsWithRole)) {
+    const array = JSON.stringify(messages);
+    let cuts = 0;
+    for (let at = array.indexOf(BOUNDARY_TEXT); at !== -1 && cuts < messages.length; at = array.indexOf(BOUNDARY_TEXT, at + 2)) cuts += 1;
+    if (cuts === messages.length - 1) return `${array.slice(1, -1).replaceAll(BOUNDARY_TEXT, '}\n{"role":')}\n`;
+  }
+  let text = '';
   for (let index = 0; index < messages.length; index += 1) {
     const line = JSON.stringify(messages[index]);
-    if (typeof line !== 'string') throw new TypeError(`message ${index + 1} is not JSON-serializable`);
+    if (typeof line !== 'string') throw new TypeError(`message ${first + index} is not JSON-serializable`);
     text += `${line}\n`;
   }
   return text;

@@ -10,6 +10,8 @@ import { createSerial } from './serial.js';
 import type { JournalStoreOptions, LoadResult, SessionProblem, SessionStore } from './types.js';
 import type { WriterLock } from './writer-lock.js';
 import { acquireWriterLock } from './writer-lock.js';
+import { decodeUtf8 } from './utf8.js';
+import { encodeMessages } from './message-json.js';
 
 /**
  * A session kept as a JSONL journal (see journal-codec.ts). `append` adds lines and fsyncs them,
@@ -106,21 +108,26 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
   };
 }
 
-const CHUNK_MESSAGES = 1000;
+const CHUNK_MESSAGES = 4096;
 
-/** The journal's bytes a thousand messages at a time: a save never holds the whole text. */
+/** The journal's bytes a few thousand messages at a time: a save never holds the whole text. */
 function* inChunks(messages: readonly Message[]): Generator<Buffer> {
   for (let start = 0; start < messages.length; start += CHUNK_MESSAGES) {
-    yield Buffer.from(formatJournal(messages.slice(start, start + CHUNK_MESSAGES)), 'utf8');
+    // `m1,m2,…,mn,` with each message's closing comma turned into its line break.
+    const { bytes, ends } = encodeMessages(messages.slice(start, start + CHUNK_MESSAGES), start + 1);
+    for (const end of ends) bytes[end] = 0x0a;
+    yield bytes;
   }
 }
 
-const utf8 = new TextDecoder('utf-8');
+/** Lines parsed by one JSON.parse: large enough to amortize the call, small enough for the young heap. */
+const PARSE_LINES = 4096;
 
 /**
- * Reads a journal with one JSON.parse when it is undamaged: the file is read into a buffer with a
- * byte to spare at the front, `[` goes there, every line break becomes `,` and the last one `]`
- * (a raw line break never occurs inside JSON text). Anything irregular is read line by line.
+ * Reads a journal with one JSON.parse per few thousand lines when it is undamaged: the file is
+ * read into a buffer with a byte to spare at the front; for each group of lines, the byte before
+ * it becomes `[`, its line breaks `,` and its last one `]` (a raw line break never occurs inside
+ * JSON text), and the bytes are put back after. Anything irregular is read line by line.
  */
 async function parseJournalFile(path: string): Promise<LoadResult> {
   const handle = await open(path, 'r');
@@ -140,23 +147,40 @@ async function parseJournalFile(path: string): Promise<LoadResult> {
     await handle.close();
   }
   const bytes = buffer.subarray(1, 1 + size);
-  if (size > 0 && bytes[size - 1] === 0x0a && bytes.indexOf(0x0d) === -1) {
-    const breaks: number[] = [];
-    for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) breaks.push(index);
-    let blank = false;
-    for (let index = 1; index < breaks.length; index += 1) if (breaks[index]! === breaks[index - 1]! + 1) blank = true;
-    if (!blank && breaks[0] !== 0) {
-      buffer[0] = 0x5b; // [
-      for (const index of breaks) bytes[index] = 0x2c; // ,
-      bytes[size - 1] = 0x5d; // ]
-      const values = tryParse(buffer.subarray(0, 1 + size));
-      if (Array.isArray(values) && values.length === breaks.length && values.every(isMessage)) return { messages: values as Message[], problems: [] };
-      for (const index of breaks) bytes[index] = 0x0a;
-    }
-  }
-  const result = parseJournal(utf8.decode(bytes), { file: path });
-  if (!isUtf8(bytes)) result.problems.push(...invalidUtf8Lines(bytes, path));
+  const whole = size > 0 && bytes[size - 1] === 0x0a && bytes[0] !== 0x0a && bytes.indexOf(0x0d) === -1 && bytes.indexOf('\n\n') === -1 ? parseGroups(buffer, size) : undefined;
+  if (whole !== undefined) return { messages: whole, problems: [] };
+  const text = decodeUtf8(bytes);
+  const result = parseJournal(text ?? bytes.toString('utf8'), { file: path });
+  if (text === undefined) result.problems.push(...invalidUtf8Lines(bytes, path));
   return result;
+}
+
+/** `buffer` is a spare byte and then `size` bytes of whole lines; the messages, or undefined if any line is not one. */
+function parseGroups(buffer: Buffer, size: number): Message[] | undefined {
+  const messages: Message[] = [];
+  let start = 1; // first byte of the group, in `buffer`
+  while (start <= size) {
+    const breaks: number[] = [];
+    for (let index = buffer.indexOf(0x0a, start); index !== -1 && breaks.length < PARSE_LINES; index = buffer.indexOf(0x0a, index + 1)) breaks.push(index);
+    const last = breaks[breaks.length - 1]!;
+    const before = buffer[start - 1]!;
+    buffer[start - 1] = 0x5b; // [
+    for (const index of breaks) buffer[index] = 0x2c; // ,
+    buffer[last] = 0x5d; // ]
+    const json = decodeUtf8(buffer.subarray(start - 1, last + 1));
+    let values: unknown;
+    try {
+      values = json === undefined ? undefined : JSON.parse(json);
+    } catch {
+      values = undefined;
+    }
+    buffer[start - 1] = before;
+    for (const index of breaks) buffer[index] = 0x0a;
+    if (!Array.isArray(values) || values.length !== breaks.length || !values.every(isMessage)) return undefined;
+    for (const value of values as Message[]) messages.push(value);
+    start = last + 1;
+  }
+  return messages;
 }
 
 /** Lines whose bytes are not UTF-8: they loaded with U+FFFD in place of those bytes, and say so. */
@@ -170,14 +194,4 @@ function invalidUtf8Lines(bytes: Buffer, file: string): SessionProblem[] {
     start = end + 1;
   }
   return problems;
-}
-
-function tryParse(bytes: Buffer): unknown {
-  const text = utf8.decode(bytes);
-  if (text.includes('\ufffd') && !isUtf8(bytes)) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

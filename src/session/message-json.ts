@@ -13,7 +13,8 @@ export interface EncodedMessages {
 }
 
 /** Where one message ends and the next (whose JSON starts with its `role`) begins. */
-const BOUNDARY = Buffer.from('},{"role":');
+export const BOUNDARY_TEXT = '},{"role":';
+const BOUNDARY = Buffer.from(BOUNDARY_TEXT);
 
 /**
  * One `JSON.stringify` of the whole array costs about 70% of one call per message, so that is
@@ -56,7 +57,7 @@ export function encodeMessages(messages: readonly Message[], first = 1): Encoded
 }
 
 /** True when `JSON.stringify(message)` starts with `{"role":"`: a plain object whose first key is a string `role`. */
-function startsWithRole(message: Message): boolean {
+export function startsWithRole(message: Message): boolean {
   if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof message.role !== 'string') return false;
   if (typeof (message as { toJSON?: unknown }).toJSON === 'function') return false;
   if (!Object.prototype.hasOwnProperty.call(message, 'role')) return false;

@@ -39,6 +39,7 @@ describe('encodeMessages', () => {
       const expected = reference(messages);
       assert.ok(encoded.bytes.equals(expected.bytes), 'bytes');
       assert.deepEqual(encoded.ends, expected.ends);
+      assert.equal(formatJournal(messages), messages.map((message) => `${JSON.stringify(message)}\n`).join(''));
     }), { numRuns: 600, seed: 11 });
   });
 
