@@ -51,6 +51,7 @@ export function parseTranscriptBytes(bytes: Buffer, file: string): ParsedTranscr
 
 const HEADER_START = '<!-- unstuck-session ';
 const MARKER_LINE = `\n${MARKER_PREFIX}`;
+const PREFIX_LENGTH = MARKER_PREFIX.length;
 const HEADING_LINE = '\n## ';
 
 /**
@@ -71,12 +72,13 @@ function readOwnFile(text: string, file: string): ParsedTranscript | undefined {
   const head = scanTranscript(text.slice(0, headEnd + 1), file, true, true, true).result;
   if (head.digest === undefined || head.problems.length > 0 || head.messages.length > 0) return undefined;
   const markers: MarkerPayload[] = [];
+  const suffix = MARKER_SUFFIX;
   let end = 0;
   for (let at = first; at !== -1; at = text.indexOf(MARKER_LINE, end)) {
     end = text.indexOf('\n', at + 1);
     if (end === -1) end = text.length;
-    if (end - at - 1 < MARKER_PREFIX.length + MARKER_SUFFIX.length || !text.startsWith(MARKER_SUFFIX, end - MARKER_SUFFIX.length)) return undefined;
-    markers.push({ offset: at + 1, payload: text.slice(at + 1 + MARKER_PREFIX.length, end - MARKER_SUFFIX.length) });
+    if (end - at - 1 < PREFIX_LENGTH + suffix.length || !text.startsWith(suffix, end - suffix.length)) return undefined;
+    markers.push({ offset: at + 1, payload: text.slice(at + 1 + PREFIX_LENGTH, end - suffix.length) });
   }
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];

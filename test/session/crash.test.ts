@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,7 +47,7 @@ function random(seed: number): () => number {
 }
 
 /** Starts a writer at `first`, waits for its first finished save, then kills it after `delayMs`. Returns the last save it reported. */
-async function killMidway(mode: Mode, path: string, first: number, delayMs: number): Promise<number> {
+async function killMidway(mode: Mode, path: string, first: number, delayMs: number, trace: Trace): Promise<number> {
   const process_ = spawn(process.execPath, [child, mode, path, String(first)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';
@@ -71,18 +71,33 @@ async function killMidway(mode: Mode, path: string, first: number, delayMs: numb
   if (process_.pid === undefined) await closed; // failed to start: `closed` rejects with the reason
   assert.ok(Date.now() - started < 20_000, `the writer took ${Date.now() - started} ms to its first save: ${errors.slice(0, 800)}`);
   await sleep(delayMs);
+  trace.killedAfterMs = Date.now() - started;
   process_.kill('SIGKILL');
   const code = await closed;
+  trace.writerOutput = output.slice(-200);
+  trace.writerErrors = errors.slice(0, 800);
   assert.equal(code, null, `the writer was killed, not ended: ${errors.slice(0, 800)}`);
   const reported = output.split('\n').filter((line) => line !== '').map(Number);
   assert.ok(reported.length > 0, 'the writer finished at least one save before the kill');
   return reported.at(-1)!;
 }
 
+/** What a failure report needs to replay and explain a kill. */
+interface Trace {
+  kill?: number;
+  first?: number;
+  delayMs?: number;
+  killedAfterMs?: number;
+  writerOutput?: string;
+  writerErrors?: string;
+  loaded?: string;
+}
+
 async function crashRun(mode: Mode, seed: number): Promise<void> {
   const directory = await temporaryDirectory();
   const path = join(directory.path, mode.startsWith('journal') ? 'session.jsonl' : 'session.md');
   const next = random(seed);
+  const trace: Trace = {};
   try {
     const initial = openStore(mode, path);
     if (mode === 'journal-append') await initial.append!([journalLine(0)]);
@@ -90,8 +105,11 @@ async function crashRun(mode: Mode, seed: number): Promise<void> {
     await initial.close();
     let first = 1;
     for (let kill = 0; kill < KILLS[mode]; kill += 1) {
-      const reported = await killMidway(mode, path, first, next() * 12);
+      const delayMs = next() * 12;
+      Object.assign(trace, { kill, first, delayMs, killedAfterMs: undefined, writerOutput: undefined, writerErrors: undefined, loaded: undefined });
+      const reported = await killMidway(mode, path, first, delayMs, trace);
       const loaded = await openStore(mode, path).load();
+      trace.loaded = `${loaded.messages.length} messages, problems ${JSON.stringify(loaded.problems).slice(0, 600)}`;
       if (mode === 'journal-append') {
         // Every acknowledged line is there, in order; at most the line in flight is torn.
         const count = loaded.messages.length;
@@ -114,12 +132,28 @@ async function crashRun(mode: Mode, seed: number): Promise<void> {
     const left = (await readdir(directory.path)).filter((name) => !/^session\.seg-[0-9a-f]{16}\.md$/.test(name));
     assert.deepEqual(left, [mode.startsWith('journal') ? 'session.jsonl' : 'session.md']);
   } catch (error) {
-    // Name the mode in the failure: four runs share one test.
-    (error as Error).message = `${mode}: ${(error as Error).message}`;
+    // Name the mode and everything needed to replay the kill: four runs share one test.
+    (error as Error).message = `${mode} (seed ${seed}): ${(error as Error).message}\n${await describeFailure(directory.path, path, trace)}`;
     throw error;
   } finally {
     await directory.dispose();
   }
+}
+
+/** The kill's timing, the writer's last output, the files left and the session file's last bytes. */
+async function describeFailure(directory: string, path: string, trace: Trace): Promise<string> {
+  const files: string[] = [];
+  for (const name of await readdir(directory).catch(() => [] as string[])) {
+    const info = await stat(join(directory, name)).catch(() => undefined);
+    const lock = name.endsWith('.lock') || name.endsWith('.break') ? ` ${JSON.stringify(await readFile(join(directory, name), 'utf8').catch(() => '?'))}` : '';
+    files.push(`${name} (${info?.size ?? '?'} bytes, mtime ${info?.mtime.toISOString() ?? '?'})${lock}`);
+  }
+  const bytes = await readFile(path).catch(() => Buffer.alloc(0));
+  return [
+    `trace: ${JSON.stringify(trace)}`,
+    `files: ${files.join('; ')}`,
+    `session file tail (${bytes.length} bytes): ${JSON.stringify(bytes.subarray(Math.max(0, bytes.length - 400)).toString('utf8'))}`,
+  ].join('\n');
 }
 
 function isDeepEqual(left: unknown, right: unknown): boolean {
