@@ -51,10 +51,11 @@ function filesSize(directory: string, prefix: string): number {
 }
 
 /** Peak memory of one operation, in a fresh process: maxRSS after minus RSS before. */
-function peakMemory(operation: string, scale: number, path: string): number {
+function peakMemory(operation: string, scale: number, path: string): { peak: number; kept: number } {
   const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', fileURLToPath(import.meta.url), 'peak', operation, String(scale), path], { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`peak ${operation}: ${result.stderr}`);
-  return Number(result.stdout.trim());
+  const [peak, kept] = result.stdout.trim().split(' ').map(Number);
+  return { peak: peak!, kept: kept! };
 }
 
 async function childPeak(operation: string, scale: number, path: string): Promise<void> {
@@ -63,6 +64,7 @@ async function childPeak(operation: string, scale: number, path: string): Promis
   const messages = needsMessages ? seedLikeSession(scale) : [];
   (globalThis as { gc?: () => void }).gc?.();
   const before = process.memoryUsage().rss;
+  const heapBefore = process.memoryUsage().heapUsed;
   let keep: unknown;
   switch (operation) {
     case 'stringify': keep = JSON.stringify(messages); await writeFile(path, keep as string); break;
@@ -74,11 +76,14 @@ async function childPeak(operation: string, scale: number, path: string): Promis
     default: throw new Error(operation);
   }
   const peak = process.resourceUsage().maxRSS * 1024;
-  process.stdout.write(`${peak - before}\n`);
+  // What the operation leaves on the heap (a load's messages): the floor under any load's peak.
+  (globalThis as { gc?: () => void }).gc?.();
+  const kept = process.memoryUsage().heapUsed - heapBefore;
+  process.stdout.write(`${peak - before} ${kept}\n`);
   void keep;
 }
 
-interface Row { size: string; format: string; operation: string; ms: number; baselineMs: number; ratio: number; target: number; fileBytes: number; peakBytes?: number }
+interface Row { size: string; format: string; operation: string; ms: number; baselineMs: number; ratio: number; target: number; fileBytes: number; peakBytes?: number; keptBytes?: number; fileBaselineMs?: number }
 
 async function main(): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'unstuck-bench-session-'));
@@ -102,24 +107,27 @@ async function main(): Promise<void> {
       const jsonLoadMs = await time(runs, async () => JSON.parse(await readFile(jsonFile, 'utf8')));
       const transcript = createTranscriptStore(mdPath);
       const journal = createJournalStore(jsonlPath);
-      const measured: [string, string, number, number, number][] = [
+      // [format, operation, ms, JSON baseline ms, target, JSON file through the same disk steps (store rows)]
+      const measured: [string, string, number, number, number, number?][] = [
         ['JSON file', 'stringify + atomic write (context)', jsonSaveMs, stringifyMs, 0],
         ['JSON file', 'readFile + JSON.parse (context)', jsonLoadMs, parseMs, 0],
         ['Markdown', 'format (codec)', await time(runs, () => formatTranscript(messages)), stringifyMs, 3],
         ['Markdown', 'parse (codec)', await time(runs, () => parseTranscript(mdText)), parseMs, 3],
-        ['Markdown', 'store save (fsync, segments)', await time(runs, () => transcript.save(messages)), stringifyMs, 3],
-        ['Markdown', 'store load (read file)', await time(runs, () => transcript.load()), parseMs, 3],
+        ['Markdown', 'store save (fsync, segments)', await time(runs, () => transcript.save(messages)), stringifyMs, 3, jsonSaveMs],
+        ['Markdown', 'store load (read file)', await time(runs, () => transcript.load()), parseMs, 3, jsonLoadMs],
         ['JSONL', 'format (codec)', await time(runs, () => formatJournal(messages)), stringifyMs, 1.5],
         ['JSONL', 'parse (codec)', await time(runs, () => parseJournal(jsonlText)), parseMs, 1.5],
-        ['JSONL', 'store save (fsync)', await time(runs, () => journal.save(messages)), stringifyMs, 1.5],
-        ['JSONL', 'store load (read file)', await time(runs, () => journal.load()), parseMs, 1.5],
+        ['JSONL', 'store save (fsync)', await time(runs, () => journal.save(messages)), stringifyMs, 1.5, jsonSaveMs],
+        ['JSONL', 'store load (read file)', await time(runs, () => journal.load()), parseMs, 1.5, jsonLoadMs],
       ];
       await transcript.close();
       await journal.close();
       const mdBytes = filesSize(directory, `s${scale}.`) - statSync(jsonlPath).size - statSync(jsonFile).size;
       const jsonlBytes = statSync(jsonlPath).size;
-      for (const [format, operation, ms, baselineMs, target] of measured) {
-        rows.push({ size: `x${scale}`, format, operation, ms, baselineMs, ratio: ms / baselineMs, target, fileBytes: format === 'Markdown' ? mdBytes : jsonlBytes });
+      for (const [format, operation, ms, baselineMs, target, fileBaselineMs] of measured) {
+        const row: Row = { size: `x${scale}`, format, operation, ms, baselineMs, ratio: ms / baselineMs, target, fileBytes: format === 'Markdown' ? mdBytes : jsonlBytes };
+        if (fileBaselineMs !== undefined) row.fileBaselineMs = fileBaselineMs;
+        rows.push(row);
       }
       // Peak memory, each in a fresh process.
       const jsonPath = join(directory, `p${scale}.json`);
@@ -128,12 +136,12 @@ async function main(): Promise<void> {
         ['JSON', 'read + JSON.parse', 'parse', Buffer.byteLength(json)],
       ];
       for (const [format, operation, name] of peaks) {
-        const peak = peakMemory(name, scale, jsonPath);
-        rows.push({ size: `x${scale}`, format, operation: `${operation} (peak)`, ms: 0, baselineMs: 0, ratio: 0, target: 0, fileBytes: Buffer.byteLength(json), peakBytes: peak });
+        const { peak, kept } = peakMemory(name, scale, jsonPath);
+        rows.push({ size: `x${scale}`, format, operation: `${operation} (peak)`, ms: 0, baselineMs: 0, ratio: 0, target: 0, fileBytes: Buffer.byteLength(json), peakBytes: peak, keptBytes: kept });
       }
       for (const [format, operation, path, bytes] of [['Markdown', 'save-md', join(directory, `m${scale}.md`), mdBytes], ['Markdown', 'load-md', join(directory, `m${scale}.md`), mdBytes], ['JSONL', 'save-jsonl', join(directory, `m${scale}.jsonl`), jsonlBytes], ['JSONL', 'load-jsonl', join(directory, `m${scale}.jsonl`), jsonlBytes]] as const) {
-        const peak = peakMemory(operation, scale, path);
-        rows.push({ size: `x${scale}`, format, operation: `${operation} (peak)`, ms: 0, baselineMs: 0, ratio: 0, target: 3, fileBytes: bytes, peakBytes: peak });
+        const { peak, kept } = peakMemory(operation, scale, path);
+        rows.push({ size: `x${scale}`, format, operation: `${operation} (peak)`, ms: 0, baselineMs: 0, ratio: 0, target: 3, fileBytes: bytes, peakBytes: peak, keptBytes: kept });
       }
     }
   } finally {
@@ -149,18 +157,20 @@ function report(rows: Row[], sizes: string[]): void {
     'times: fastest of 9 runs (x1) or 5 runs (x10) after a warm-up, each from a collected heap; ratios are to JSON.stringify / JSON.parse of the same messages in the same run',
     `sizes: x1 = ${sizes[0]}; x10 = ${sizes[1]}`,
     '',
-    '| size | format | operation | ms | JSON baseline ms | ratio | target | ok |',
-    '|---|---|---|---:|---:|---:|---:|---|',
+    '| size | format | operation | ms | JSON baseline ms | ratio | target | ok | vs JSON file (same disk steps) |',
+    '|---|---|---|---:|---:|---:|---:|---|---:|',
   ];
   for (const row of rows.filter((candidate) => candidate.peakBytes === undefined)) {
     const target = row.target === 0 ? '' : `<= ${row.target}x`;
     const ok = row.target === 0 ? '' : row.ratio <= row.target ? 'yes' : 'NO';
-    lines.push(`| ${row.size} | ${row.format} | ${row.operation} | ${row.ms.toFixed(1)} | ${row.baselineMs.toFixed(1)} | ${row.ratio.toFixed(2)}x | ${target} | ${ok} |`);
+    const vsFile = row.fileBaselineMs === undefined ? '' : `${(row.ms / row.fileBaselineMs).toFixed(2)}x`;
+    lines.push(`| ${row.size} | ${row.format} | ${row.operation} | ${row.ms.toFixed(1)} | ${row.baselineMs.toFixed(1)} | ${row.ratio.toFixed(2)}x | ${target} | ${ok} | ${vsFile} |`);
   }
-  lines.push('', '| size | format | operation | file size | peak RSS growth | peak / file | target | ok |', '|---|---|---|---:|---:|---:|---:|---|');
+  lines.push('', '| size | format | operation | file size | peak RSS growth | peak / file | target | ok | heap the result keeps (after GC) / file |', '|---|---|---|---:|---:|---:|---:|---|---:|');
   for (const row of rows.filter((candidate) => candidate.peakBytes !== undefined)) {
     const ratio = row.peakBytes! / row.fileBytes;
-    lines.push(`| ${row.size} | ${row.format} | ${row.operation} | ${mb(row.fileBytes)} | ${mb(row.peakBytes!)} | ${ratio.toFixed(2)}x | ${row.target === 0 ? '(baseline)' : `<= ${row.target}x`} | ${row.target === 0 ? '' : ratio <= row.target ? 'yes' : 'NO'} |`);
+    const kept = row.keptBytes === undefined || /save|stringify/.test(row.operation) ? '' : `${mb(row.keptBytes)} = ${(row.keptBytes / row.fileBytes).toFixed(2)}x`;
+    lines.push(`| ${row.size} | ${row.format} | ${row.operation} | ${mb(row.fileBytes)} | ${mb(row.peakBytes!)} | ${ratio.toFixed(2)}x | ${row.target === 0 ? '(baseline)' : `<= ${row.target}x`} | ${row.target === 0 ? '' : ratio <= row.target ? 'yes' : 'NO'} | ${kept} |`);
   }
   // Linearity: time per message at x10 against x1.
   lines.push('', '| format | operation | x10 ms / x1 ms (10 = linear) |', '|---|---|---:|');

@@ -108,9 +108,9 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
   };
 }
 
-const CHUNK_MESSAGES = 4096;
+const CHUNK_MESSAGES = 1024;
 
-/** The journal's bytes a few thousand messages at a time: a save never holds the whole text. */
+/** The journal's bytes a thousand messages at a time: a save never holds the whole text. */
 function* inChunks(messages: readonly Message[]): Generator<Buffer> {
   for (let start = 0; start < messages.length; start += CHUNK_MESSAGES) {
     // `m1,m2,…,mn,` with each message's closing comma turned into its line break.
