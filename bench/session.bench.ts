@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   const sizes: string[] = [];
   try {
     for (const scale of [1, 10]) {
-      const runs = scale === 1 ? 9 : 5;
+      const runs = scale === 1 ? 15 : 5;
       const messages = seedLikeSession(scale);
       const label = `${messages.length} messages, ${(contentCharacters(messages) / 1e6).toFixed(2)} M chars`;
       sizes.push(label);
@@ -154,7 +154,7 @@ function report(rows: Row[], sizes: string[]): void {
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
   const lines = [
     `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}; load average at the end ${loadavg().map((value) => value.toFixed(1)).join(' ')}`,
-    'times: fastest of 9 runs (x1) or 5 runs (x10) after a warm-up, each from a collected heap; ratios are to JSON.stringify / JSON.parse of the same messages in the same run',
+    'times: fastest of 15 runs (x1) or 5 runs (x10) after a warm-up, each from a collected heap; ratios are to JSON.stringify / JSON.parse of the same messages in the same run',
     `sizes: x1 = ${sizes[0]}; x10 = ${sizes[1]}`,
     '',
     '| size | format | operation | ms | JSON baseline ms | ratio | target | ok | vs JSON file (same disk steps) |',
