@@ -1,12 +1,12 @@
 import { request as httpRequest } from 'node:http';
-import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders, RequestOptions, ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Agent as HttpsAgent } from 'node:https';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { ProxyCore, ProxyExchange } from './create-proxy-core.js';
-import { silenceTimer } from './create-proxy-handler.js';
+import { SilenceTimer } from './create-proxy-handler.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { openAIError } from './openai-error-response.js';
 
@@ -50,8 +50,9 @@ export function relayNative(core: ProxyCore, agents: UpstreamAgents, incoming: I
     writeAnswer(outgoing, exchange.local);
     return;
   }
+  const relay = new Relay(core, exchange, agents, pairs, incoming, outgoing);
   if (!exchange.readsBody) {
-    forward(core, exchange, agents, pairs, undefined, incoming, outgoing);
+    relay.start(undefined);
     return;
   }
   const limit = exchange.maxBodyBytes;
@@ -63,135 +64,114 @@ export function relayNative(core: ProxyCore, agents: UpstreamAgents, incoming: I
   const chunks: Buffer[] = [];
   let size = 0;
   let refused = false;
-  const onData = (chunk: Buffer): void => {
+  incoming.on('data', (chunk: Buffer) => {
+    if (refused) return; // the rest of a refused body is read and dropped
     size += chunk.byteLength;
-    if (size > limit) {
-      refused = true;
-      incoming.off('data', onData);
-      incoming.resume();
-      writeAnswer(outgoing, exchange.tooLarge(size));
+    if (size <= limit) {
+      chunks.push(chunk);
       return;
     }
-    chunks.push(chunk);
-  };
-  incoming.on('data', onData);
+    refused = true;
+    writeAnswer(outgoing, exchange.tooLarge(size));
+  });
   incoming.once('end', () => {
-    if (refused) return;
-    const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-    forward(core, exchange, agents, pairs, exchange.prepare(bytes), incoming, outgoing);
+    if (!refused) relay.start(exchange.prepare(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
   });
   incoming.once('close', () => {
     if (!refused && !incoming.complete) exchange.fail('client-closed');
   });
 }
 
-function forward(core: ProxyCore, exchange: ProxyExchange, agents: UpstreamAgents, pairs: [string, string][], body: Uint8Array | undefined, incoming: IncomingMessage, outgoing: ServerResponse): void {
-  const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of exchange.upstreamHeaders(pairs)) {
-    const present = headers[name];
-    headers[name] = present === undefined ? value : Array.isArray(present) ? [...present, value] : [String(present), value];
-  }
-  headers['accept-encoding'] = 'identity'; // nothing here decodes a compressed body but the relay below
-  const target = core.upstream;
-  const secure = target.protocol === 'https:';
-  const options = { host: target.hostname, port: target.port, path: exchange.upstreamPath, method: incoming.method ?? 'GET', headers, agent: agents[secure ? 'https:' : 'http:'] };
+/**
+ * One proxied request on node streams, from sending it upstream to the end of the answer. A class,
+ * not closures: one object per request with shared methods (this is the hot path).
+ */
+class Relay {
+  readonly #exchange: ProxyExchange;
+  readonly #incoming: IncomingMessage;
+  readonly #outgoing: ServerResponse;
+  readonly #options: RequestOptions & { headers: OutgoingHttpHeaders };
+  readonly #secure: boolean;
+  readonly #timer: SilenceTimer;
+  #upstream: ClientRequest | undefined;
+  #answer: IncomingMessage | undefined;
+  #clientGone = false;
+  /** The client has its answer's status (or a failure was answered): no more sending or failing over. */
+  #settled = false;
+  #ended = false;
 
-  let upstream: ClientRequest | undefined;
-  let answer: IncomingMessage | undefined;
-  let clientGone = false;
-  let settled = false;
-  const timer = silenceTimer(exchange.timeoutMs, () => {
-    const error = new Error(`upstream silent for ${exchange.timeoutMs} ms`);
-    if (answer !== undefined) answer.destroy(error);
-    else upstream?.destroy(error);
-  });
-  outgoing.once('close', () => {
-    if (outgoing.writableFinished) return;
-    clientGone = true;
-    timer.stop();
-    if (answer !== undefined) answer.destroy();
-    else upstream?.destroy();
-    if (!settled) {
-      settled = true;
-      exchange.fail('client-closed');
-    } else {
-      exchange.finish('client-closed');
+  constructor(core: ProxyCore, exchange: ProxyExchange, agents: UpstreamAgents, pairs: [string, string][], incoming: IncomingMessage, outgoing: ServerResponse) {
+    this.#exchange = exchange;
+    this.#incoming = incoming;
+    this.#outgoing = outgoing;
+    const headers: OutgoingHttpHeaders = {};
+    for (const [name, value] of exchange.upstreamHeaders(pairs)) {
+      const present = headers[name];
+      headers[name] = present === undefined ? value : Array.isArray(present) ? [...present, value] : [String(present), value];
     }
-  });
+    headers['accept-encoding'] = 'identity'; // nothing here decodes a compressed body but `decoderFor` below
+    const target = core.upstream;
+    this.#secure = target.protocol === 'https:';
+    this.#options = { host: target.hostname, port: target.port, path: exchange.upstreamPath, method: incoming.method ?? 'GET', headers, agent: agents[this.#secure ? 'https:' : 'http:'] };
+    this.#timer = new SilenceTimer(exchange.timeoutMs, () => this.#onSilence());
+  }
 
-  const send = (bytes: Uint8Array | undefined, resent: boolean): void => {
-    if (bytes !== undefined) headers['content-length'] = bytes.byteLength;
-    timer.arm();
+  start(body: Uint8Array | undefined): void {
+    this.#outgoing.once('close', () => this.#onClientClose());
+    this.#exchange.sending();
+    this.#send(body, false);
+  }
+
+  #send(body: Uint8Array | undefined, resent: boolean): void {
+    if (body !== undefined) this.#options.headers['content-length'] = body.byteLength;
+    this.#timer.arm();
+    const request = (this.#secure ? httpsRequest : httpRequest)(this.#options);
+    this.#upstream = request;
     let responded = false;
-    const request = (secure ? httpsRequest : httpRequest)(options, (response) => {
+    request.once('response', (response: IncomingMessage) => {
       responded = true;
-      answer = response;
-      onResponse(response);
+      this.#answer = response;
+      this.#onResponse(response);
     });
-    upstream = request;
     request.once('error', (error: NodeJS.ErrnoException) => {
-      if (responded || clientGone || settled) return; // after an answer, the response side reports failures
+      if (responded || this.#clientGone || this.#settled) return; // after an answer, the response side reports failures
       // A kept-alive socket the upstream closed just as we reused it: the request never reached
       // it, so it is sent once more on a fresh socket (the retry Node's http docs recommend).
-      if (!resent && request.reusedSocket && !timer.fired && isStaleSocketError(error)) {
-        send(bytes, true);
+      if (!resent && request.reusedSocket && !this.#timer.fired && isStaleSocketError(error)) {
+        this.#send(body, true);
         return;
       }
-      settled = true;
-      timer.stop();
-      const failure = exchange.fail(timer.fired ? 'timeout' : 'unreachable', error);
-      if (failure !== undefined) writeAnswer(outgoing, failure);
+      this.#settled = true;
+      this.#timer.stop();
+      const failure = this.#exchange.fail(this.#timer.fired ? 'timeout' : 'unreachable', error);
+      if (failure !== undefined) writeAnswer(this.#outgoing, failure);
     });
-    request.end(bytes);
-  };
+    request.end(body);
+  }
 
-  const onResponse = (response: IncomingMessage): void => {
-    if (clientGone) {
+  #onResponse(response: IncomingMessage): void {
+    if (this.#clientGone) {
       response.destroy();
       return;
     }
+    const exchange = this.#exchange;
     const status = response.statusCode ?? 502;
     // Read off the raw pairs: `response.headers` would build a second copy of them per request.
     const pairs = pairsOf(response.rawHeaders);
     const decoder = decoderFor(valueOf(pairs, 'content-encoding'));
     const source: Readable = decoder === undefined ? response : pipeline(response, decoder, () => undefined);
     if (exchange.mayHeal(status)) {
-      // Read whole to classify it (error bodies are small); then either the one retry, or this text back.
-      const parts: Buffer[] = [];
-      source.on('data', (chunk: Buffer) => parts.push(chunk));
-      source.once('error', () => undefined);
-      source.once('end', () => {
-        const text = Buffer.concat(parts).toString('utf8');
-        const retry = exchange.heal(status, text);
-        if (retry !== undefined) {
-          answer = undefined;
-          send(retry, false);
-          return;
-        }
-        settled = true;
-        timer.stop();
-        exchange.answered(status);
-        const headers = exchange.clientHeaders(pairs, true);
-        headers.push(['content-length', String(Buffer.byteLength(text))]);
-        outgoing.writeHead(status, response.statusMessage, headers.flat());
-        outgoing.end(text);
-        exchange.finish('complete');
-      });
-      source.once('close', () => {
-        if (!settled && !response.complete && answer === response) fail();
-      });
+      this.#readForHeal(response, source, status, pairs);
       return;
     }
-
-    settled = true;
-    timer.disarm();
+    this.#settled = true;
+    this.#timer.disarm();
     exchange.answered(status);
+    const outgoing = this.#outgoing;
     outgoing.writeHead(status, response.statusMessage, exchange.clientHeaders(pairs, decoder !== undefined).flat());
-    if (NO_BODY_STATUSES.has(status) || incoming.method === 'HEAD') {
+    if (NO_BODY_STATUSES.has(status) || this.#incoming.method === 'HEAD') {
       response.resume();
-      timer.stop();
-      outgoing.end();
-      exchange.finish('complete');
+      this.#end();
       return;
     }
     // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
@@ -199,8 +179,8 @@ function forward(core: ProxyCore, exchange: ProxyExchange, agents: UpstreamAgent
 
     // Backpressure both ways: a full client socket pauses the upstream read (and the silence timer:
     // waiting on a slow client is not a silent upstream); `drain` resumes both.
+    const timer = this.#timer;
     timer.arm();
-    let ended = false;
     source.on('data', (chunk: Buffer) => {
       if (outgoing.write(chunk)) {
         timer.arm();
@@ -210,38 +190,85 @@ function forward(core: ProxyCore, exchange: ProxyExchange, agents: UpstreamAgent
       }
     });
     outgoing.on('drain', () => {
-      if (ended) return;
+      if (this.#ended) return;
       timer.arm();
       source.resume();
     });
+    source.once('end', () => this.#end());
+    source.once('error', () => undefined); // reported by 'close' without 'end'
+    source.once('close', () => {
+      if (!this.#ended && !this.#clientGone) this.#fail();
+    });
+  }
+
+  /** A 400 is read whole to classify it (error bodies are small): then either the one retry, or this text back. */
+  #readForHeal(response: IncomingMessage, source: Readable, status: number, pairs: [string, string][]): void {
+    const parts: Buffer[] = [];
+    source.on('data', (chunk: Buffer) => parts.push(chunk));
+    source.once('error', () => undefined);
     source.once('end', () => {
-      ended = true;
-      timer.stop();
-      outgoing.end();
+      const text = Buffer.concat(parts).toString('utf8');
+      const exchange = this.#exchange;
+      const retry = exchange.heal(status, text);
+      if (retry !== undefined) {
+        this.#answer = undefined;
+        this.#send(retry, false);
+        return;
+      }
+      this.#settled = true;
+      exchange.answered(status);
+      const headers = exchange.clientHeaders(pairs, true); // sent as the text it was read as
+      headers.push(['content-length', String(Buffer.byteLength(text))]);
+      this.#outgoing.writeHead(status, response.statusMessage, headers.flat());
+      this.#outgoing.end(text);
+      this.#ended = true;
+      this.#timer.stop();
       exchange.finish('complete');
     });
-    source.once('error', () => undefined);
     source.once('close', () => {
-      if (!ended && !clientGone) fail();
+      if (!this.#settled && !response.complete && this.#answer === response) this.#fail();
     });
-  };
+  }
+
+  #end(): void {
+    this.#ended = true;
+    this.#timer.stop();
+    this.#outgoing.end();
+    this.#exchange.finish('complete');
+  }
+
+  #onSilence(): void {
+    const error = new Error(`upstream silent for ${this.#exchange.timeoutMs} ms`);
+    if (this.#answer !== undefined) this.#answer.destroy(error);
+    else this.#upstream?.destroy(error);
+  }
+
+  #onClientClose(): void {
+    if (this.#outgoing.writableFinished || this.#ended) return;
+    this.#clientGone = true;
+    this.#timer.stop();
+    if (this.#answer !== undefined) this.#answer.destroy();
+    else this.#upstream?.destroy();
+    if (this.#settled) this.#exchange.finish('client-closed');
+    else this.#exchange.fail('client-closed');
+    this.#settled = true;
+  }
 
   /** Upstream failed mid-body (a reset, a silence): the client sees a cut response, never a complete one. */
-  const fail = (): void => {
-    settled = true;
-    timer.stop();
-    if (!outgoing.headersSent) {
+  #fail(): void {
+    this.#settled = true;
+    this.#ended = true;
+    this.#timer.stop();
+    const timedOut = this.#timer.fired;
+    if (!this.#outgoing.headersSent) {
       // Cut while its 400 was being read for the heal decision: answered as fetch reports it, a failed upstream.
-      const failure = exchange.fail(timer.fired ? 'timeout' : 'unreachable', new Error('the upstream closed the connection'));
-      if (failure !== undefined) writeAnswer(outgoing, failure);
+      const failure = this.#exchange.fail(timedOut ? 'timeout' : 'unreachable', new Error('the upstream closed the connection'));
+      if (failure !== undefined) writeAnswer(this.#outgoing, failure);
       return;
     }
-    exchange.finish(timer.fired ? 'upstream-timeout' : 'upstream-error');
-    cutResponse(outgoing);
-  };
-
-  exchange.sending();
-  send(body, false);
+    this.#exchange.finish(timedOut ? 'upstream-timeout' : 'upstream-error');
+    cutResponse(this.#outgoing);
+  }
 }
 
 function valueOf(pairs: readonly [string, string][], lowerCaseName: string): string | undefined {
