@@ -3,11 +3,17 @@
  * a 10-message body and a ~1 MB body; the time to the first SSE byte, added; throughput and CPU
  * per request versus a minimal Node pass-through proxy (the baseline, in http-fixtures.ts).
  * Each proxy runs in its own process (bench/http-proxy-child.ts), so its CPU time is its own.
+ * Both children run as plain JavaScript (bundled with esbuild at start), as the shipped CLI runs
+ * tsc's output: under tsx every closure a function creates also pays a `__name` helper
+ * (esbuild's keepNames), which the product never does. UNSTUCK_BENCH_TSX=1 runs them under tsx.
  * Run: node --import tsx bench/http.bench.ts
  */
 import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { build } from 'esbuild';
 import { largeBody, percentile, smallBody, startUpstream, timedPost } from './http-fixtures.js';
 
 const THROUGHPUT_SECONDS = Number(process.env.UNSTUCK_BENCH_SECONDS ?? 3);
@@ -19,8 +25,14 @@ interface ChildProxy {
   stop(): Promise<void>;
 }
 
+const CHILD_SOURCE = join(import.meta.dirname, 'http-proxy-child.ts');
+const viaTsx = process.env.UNSTUCK_BENCH_TSX === '1';
+const bundleDir = mkdtempSync(join(tmpdir(), 'unstuck-bench-http-'));
+const childScript = viaTsx ? CHILD_SOURCE : join(bundleDir, 'http-proxy-child.mjs');
+if (!viaTsx) await build({ entryPoints: [CHILD_SOURCE], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: childScript, logLevel: 'warning' });
+
 async function startChild(kind: 'unstuck' | 'baseline', upstream: string): Promise<ChildProxy> {
-  const child = fork(join(import.meta.dirname, 'http-proxy-child.ts'), [kind, upstream], { execArgv: ['--import', 'tsx'] });
+  const child = fork(childScript, [kind, upstream], { execArgv: viaTsx ? ['--import', 'tsx'] : [] });
   const url = await new Promise<string>((resolve) => child.once('message', (message) => resolve((message as { url: string }).url)));
   return {
     url,
@@ -105,8 +117,10 @@ for (let round = 0; round < THROUGHPUT_ROUNDS; round += 1) {
   cpuRatios.push(base.cpuPerRequest / ours.cpuPerRequest);
   rounds.push(`${ours.rps.toFixed(0)}/${base.rps.toFixed(0)} req/s, ${ours.cpuPerRequest.toFixed(0)}/${base.cpuPerRequest.toFixed(0)} µs CPU per request`);
 }
+log(`proxies run ${viaTsx ? 'under tsx' : 'as esbuild bundles (plain JavaScript, as the shipped CLI)'}`);
 log(`throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (unstuck/baseline): ${rounds.join('; ')}`);
 log(`throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors: unstuck ${ourErrors}, baseline ${baseErrors}`);
 
 await Promise.all([proxy.stop(), baseline.stop()]);
 await upstream.close();
+rmSync(bundleDir, { recursive: true, force: true });
