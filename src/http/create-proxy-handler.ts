@@ -5,6 +5,7 @@ import type { LocalAnswer } from './openai-error-response.js';
 import { toResponse } from './openai-error-response.js';
 import type { ProxyMetrics } from './proxy-metrics.js';
 import { readLimitedBody } from './read-limited-body.js';
+import { SilenceTimer } from './silence-timer.js';
 
 export type { ProxyLogEntry } from './create-proxy-core.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS } from './create-proxy-core.js';
@@ -67,7 +68,7 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
     const onClientGone = (): void => controller.abort(new Error('client closed the connection'));
     if (request.signal.aborted) onClientGone();
     request.signal.addEventListener('abort', onClientGone, { once: true });
-    const timer = silenceTimer(exchange.timeoutMs, () => controller.abort(new Error(`upstream silent for ${exchange.timeoutMs} ms`)));
+    const timer = new SilenceTimer(exchange.timeoutMs, () => controller.abort(new Error(`upstream silent for ${exchange.timeoutMs} ms`)));
     const release = (): void => {
       timer.stop();
       request.signal.removeEventListener('abort', onClientGone);
@@ -152,52 +153,4 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
   }
 
   return Object.assign(handle, { metrics: core.metrics, [PROXY_CORE]: { core, fetch: options.fetch } });
-}
-
-/**
- * One timer per request, restarted while we wait on the upstream and ignored while we wait on the
- * client (a slow reader is backpressure, not a silent upstream). Shared by both proxy paths.
- */
-export function silenceTimer(ms: number, onSilence: () => void): SilenceTimer {
-  return new SilenceTimer(ms, onSilence);
-}
-
-export class SilenceTimer {
-  #waiting = false;
-  #fired = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  readonly #ms: number;
-  readonly #onSilence: () => void;
-
-  constructor(ms: number, onSilence: () => void) {
-    this.#ms = ms;
-    this.#onSilence = onSilence;
-  }
-
-  get fired(): boolean {
-    return this.#fired;
-  }
-
-  arm(): void {
-    this.#waiting = true;
-    if (this.#timer !== undefined) {
-      this.#timer.refresh();
-      return;
-    }
-    this.#timer = setTimeout(() => {
-      if (!this.#waiting) return;
-      this.#fired = true;
-      this.#onSilence();
-    }, this.#ms);
-    this.#timer.unref(); // the server keeps the process alive, not a pending request's timer
-  }
-
-  disarm(): void {
-    this.#waiting = false;
-  }
-
-  stop(): void {
-    this.#waiting = false;
-    clearTimeout(this.#timer);
-  }
 }

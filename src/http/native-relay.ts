@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { ProxyCore, ProxyExchange } from './create-proxy-core.js';
-import { SilenceTimer } from './create-proxy-handler.js';
+import { SilenceTimer } from './silence-timer.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { openAIError } from './openai-error-response.js';
 

@@ -341,6 +341,25 @@ for (const mode of MODES) {
       assert.equal((await client.chat.completions.create({ model: 'gpt-4o', messages: hello })).object, 'chat.completion');
     });
 
+    test('an upstream that compresses although asked for identity reaches the client decoded, without content-encoding', async () => {
+      const { gzipSync } = await import('node:zlib');
+      const server = createServer((incoming, outgoing) => {
+        incoming.resume();
+        incoming.on('end', () => outgoing.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-upstream': 'yes' }).end(gzipSync('{"compressed":true}')));
+      });
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      closers.push(async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      });
+      const { send, url } = await proxyIn(mode, { upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const response = await send(`${url}/v1/models`);
+      assert.equal(response.headers.get('content-encoding'), null);
+      assert.equal(response.headers.get('x-upstream'), 'yes');
+      assert.deepEqual(await response.json(), { compressed: true });
+    });
+
     if (mode === 'in-process handler') return; // what follows needs a socket on the client side
 
     test('a short load burst on loopback: no errors at 16 connections for 2 s', async () => {
