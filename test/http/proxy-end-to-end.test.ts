@@ -103,6 +103,24 @@ async function alwaysRejecting(): Promise<{ url: string; count: () => number }> 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, count: () => count };
 }
 
+/** A POST over node:http, answered as a fetch `Response` (set-cookie kept one by one). */
+function rawPost(url: string, headers: Record<string, string>, body: string): Promise<Response> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: target.hostname, port: target.port, method: 'POST', path: `${target.pathname}${target.search}`, headers }, (incoming) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('end', () => {
+        const responseHeaders = new Headers();
+        for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
+        resolve(new Response(Buffer.concat(chunks), { status: incoming.statusCode ?? 0, headers: responseHeaders }));
+      });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
 /** A port that was just free again: connection refused. */
 async function closedPort(): Promise<string> {
   const server = createServer();
@@ -339,6 +357,40 @@ for (const mode of MODES) {
       assert.equal(emulator.requests.length, 0);
       assert.equal(logs.at(-1)?.outcome, 'too-large');
       assert.equal((await client.chat.completions.create({ model: 'gpt-4o', messages: hello })).object, 'chat.completion');
+    });
+
+    test('any other path is forwarded under the upstream base path: query and end-to-end headers kept, hop-by-hop dropped both ways', async () => {
+      const seen: { url?: string; headers?: Record<string, string | string[] | undefined>; body?: string } = {};
+      const server = createServer((incoming, outgoing) => {
+        let body = '';
+        incoming.setEncoding('utf8');
+        incoming.on('data', (chunk: string) => (body += chunk));
+        incoming.on('end', () => {
+          Object.assign(seen, { url: incoming.url, headers: incoming.headers, body });
+          outgoing.writeHead(201, { 'content-type': 'application/json', connection: 'keep-alive, x-upstream-hop', 'x-upstream-hop': 'no', 'keep-alive': 'timeout=99', 'x-request-id': 'up-1', 'set-cookie': ['a=1', 'b=2'] }).end('{"data":[]}');
+        });
+      });
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      closers.push(async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      });
+      const { send, url } = await proxyIn(mode, { upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3/` });
+      const headers = { authorization: `Bearer ${KEY}`, connection: 'keep-alive, x-private', 'x-private': 'hop', 'x-title': 'cline', 'content-type': 'application/json' };
+      // undici's fetch refuses a Connection header of its own, so a socket client sends this one raw.
+      const response = mode === 'in-process handler' ? await send(`${url}/v1/embeddings?limit=2`, { method: 'POST', headers, body: '{"input":"hi"}' }) : await rawPost(`${url}/v1/embeddings?limit=2`, headers, '{"input":"hi"}');
+      assert.equal(response.status, 201);
+      assert.equal(seen.url, '/api/v3/v1/embeddings?limit=2');
+      assert.equal(seen.body, '{"input":"hi"}'); // not a chat request: forwarded as it came
+      assert.equal(seen.headers?.authorization, `Bearer ${KEY}`);
+      assert.equal(seen.headers?.['x-title'], 'cline');
+      assert.equal(seen.headers?.['x-private'], undefined);
+      assert.equal(response.headers.get('x-request-id'), 'up-1');
+      assert.notEqual(response.headers.get('keep-alive'), 'timeout=99'); // our own server may send its own
+      assert.equal(response.headers.get('x-upstream-hop'), null);
+      assert.deepEqual(response.headers.getSetCookie(), ['a=1', 'b=2']);
+      assert.deepEqual(await response.json(), { data: [] });
     });
 
     test('an upstream that compresses although asked for identity reaches the client decoded, without content-encoding', async () => {
