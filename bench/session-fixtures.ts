@@ -1,16 +1,6 @@
 import type { Message } from '../src/core/messages.js';
+import { seededRandom } from '../test/support/random.js';
 
-/** Deterministic randomness (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['the', 'file', 'test', 'function', 'return', 'value', 'error', 'import', 'const', 'session', 'tool', 'call', '会话', '标记', '修复', '消息', '工具', '请求'];
 
@@ -26,7 +16,7 @@ function text(next: () => number, length: number): string {
  * Roles come out near the seed's split (user 44, assistant 2673, tool 1067 of 3785).
  */
 export function seedLikeSession(scale: number): Message[] {
-  const next = random(20260912 + scale);
+  const next = seededRandom(20260912 + scale);
   const target = 3785 * scale;
   const messages: Message[] = [{ role: 'system', content: text(next, 2000) }];
   let call = 0;

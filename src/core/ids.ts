@@ -5,7 +5,8 @@
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
-function fnv1a(text: string, seed: number): number {
+/** FNV-1a over UTF-16 code units: a fast, deterministic 32-bit hash for deriving ids. */
+export function fnv1a(text: string, seed: number): number {
   let hash = seed >>> 0;
   for (let index = 0; index < text.length; index += 1) {
     hash ^= text.charCodeAt(index);

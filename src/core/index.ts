@@ -7,6 +7,7 @@ export { UnstuckError, isUnstuckError } from './errors.js';
 export type { UnstuckErrorCode } from './errors.js';
 export { hasToolCalls, isEmptyContent, isMessage, textOf } from './messages.js';
 export type { Content, ContentPart, Message, Role, TextPart, ToolCall, ToolCallFunction } from './messages.js';
+export { fnv1a } from './ids.js';
 export { getProfile, isProfileName, profileNames, profiles } from './profiles.js';
 export type { Profile, ProfileName, ProviderViolation } from './profiles.js';
 export { repair } from './repair.js';

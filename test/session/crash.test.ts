@@ -9,6 +9,7 @@ import { createJournalStore, createTranscriptStore } from '../../src/session/ind
 import { bundleChild } from './bundle-child.js';
 import { journalLine, sessionVersion } from './crash-versions.js';
 import { asJson, temporaryDirectory } from './helpers.js';
+import { seededRandom } from '../support/random.js';
 
 /**
  * Kills a saving process at random moments, 200+ times in all, and after every kill loads the
@@ -34,17 +35,6 @@ function openStore(mode: Mode, path: string): SessionStore {
   return mode.startsWith('journal') ? createJournalStore(path) : createTranscriptStore(path, { segmentMessages: mode === 'segments' ? 4 : 1000 });
 }
 
-/** Deterministic randomness (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Starts a writer at `first`, waits for its first finished save, then kills it after `delayMs`. Returns the last save it reported. */
 async function killMidway(mode: Mode, path: string, first: number, delayMs: number, trace: Trace): Promise<number> {
@@ -96,7 +86,7 @@ interface Trace {
 async function crashRun(mode: Mode, seed: number): Promise<void> {
   const directory = await temporaryDirectory();
   const path = join(directory.path, mode.startsWith('journal') ? 'session.jsonl' : 'session.md');
-  const next = random(seed);
+  const next = seededRandom(seed);
   const trace: Trace = {};
   try {
     const initial = openStore(mode, path);

@@ -1,17 +1,10 @@
+import { fnv1a } from './core.js';
+
 /**
  * A stable id for a tool call whose id arrived empty from the DeepSeek stream (`translate.ts`
  * `closeBlock` emits `CallId(block.callId ?? '')`). The same request and block position always
- * give the same id, so a retried step names its calls the same way; FNV-1a, no clock, no randomness.
+ * give the same id, so a retried step names its calls the same way; the core's FNV-1a, no clock, no randomness.
  */
-function fnv1a(text: string, seed: number): number {
-  let hash = seed >>> 0;
-  for (let index = 0; index < text.length; index += 1) {
-    hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash >>> 0;
-}
-
 export function stableCallId(key: string, blockIndex: number): string {
   const text = `${key}#${blockIndex}`;
   const high = fnv1a(text, 0x811c9dc5).toString(16).padStart(8, '0');
