@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
-import { balancedAtEnd, crashedSession, createAgent, createHost, createSession, eventTypes, nextRequest, PREPARE_CRASH, runTurn, type Host } from './harness.js';
+import { describe, it } from 'node:test';
+import { balancedAtEnd, crashedSession, createAgent, createSession, eventTypes, nextRequest, PREPARE_CRASH, runTurn, useHosts } from './harness.js';
 
-const hosts: Host[] = [];
-async function host(config: { enabled?: boolean } = {}): Promise<Host> {
-  const created = await createHost(config);
-  hosts.push(created);
-  return created;
-}
-afterEach(async () => { for (const created of hosts.splice(0)) await created.dispose(); });
+const host = useHosts();
 
 describe('a crashed tool dispatch', () => {
   it('leaves the log the way the rc.8 loop does, and without the plugin every later request is a 400', async () => {

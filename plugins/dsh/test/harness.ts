@@ -7,6 +7,7 @@
  * crashes) and the provider, which checks each request with the unstuck core and answers a
  * violation with DeepSeek's own 400 (the core profile's `errorResponse`).
  */
+import { afterEach } from 'node:test';
 import { Context } from '@deepseek-ai/cordis';
 import {
   BlockAssembler,
@@ -47,6 +48,19 @@ export interface Host {
 }
 
 /** A cordis root with the plugin (or any module shaped like it) loaded and applied. */
+/** A `host()` for one test file: every host it creates is disposed after each test. */
+export function useHosts(): (config?: { enabled?: boolean }) => Promise<Host> {
+  const hosts: Host[] = [];
+  afterEach(async () => {
+    for (const created of hosts.splice(0)) await created.dispose();
+  });
+  return async (config = {}) => {
+    const created = await createHost(config);
+    hosts.push(created);
+    return created;
+  };
+}
+
 export async function createHost(config: Partial<plugin.Config> = {}, module: object = plugin): Promise<Host> {
   const ctx = new Context();
   const logs: LogRecord[] = [];

@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
-import { createAgent, createHost, createSession, eventTypes, runTurn, type Host, type Reply } from './harness.js';
+import { describe, it } from 'node:test';
+import { createAgent, createSession, eventTypes, runTurn, type Reply, useHosts } from './harness.js';
 
-const hosts: Host[] = [];
-async function host(config: { enabled?: boolean } = {}): Promise<Host> {
-  const created = await createHost(config);
-  hosts.push(created);
-  return created;
-}
-afterEach(async () => { for (const created of hosts.splice(0)) await created.dispose(); });
+const host = useHosts();
 
 // DeepSeek wants call ids unique across the request, so each turn gets its own.
 const turnScript = (turn: string): Reply[] => [

@@ -1,18 +1,12 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm';
 import { foldSurface } from '@deepseek-ai/dsh-session';
 import { planBalance, planHeal } from '../src/heal-plan.js';
 import { readSurface } from '../src/surface.js';
-import { balancedAtEnd, crashedSession, createAgent, createHost, createSession, MODEL, nextRequest, PROVIDER, runTurn, type Host, type TestAgent } from './harness.js';
+import { balancedAtEnd, crashedSession, createAgent, createSession, MODEL, nextRequest, PROVIDER, runTurn, type TestAgent, useHosts } from './harness.js';
 
-const hosts: Host[] = [];
-async function host(config: { enabled?: boolean } = {}): Promise<Host> {
-  const created = await createHost(config);
-  hosts.push(created);
-  return created;
-}
-afterEach(async () => { for (const created of hosts.splice(0)) await created.dispose(); });
+const host = useHosts();
 
 /**
  * The log the seed describes: a crash, then the user retrying "continue" on a harness without

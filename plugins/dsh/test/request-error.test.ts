@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { LlmFailure } from '@deepseek-ai/dsh-llm';
 import { check, getProfile } from '../../../src/core/index.js';
 import type { RequestErrorAction } from '../src/host.js';
-import { crashedSession, createAgent, createHost, createSession, nextRequest, runTurn, type Host, type TestAgent } from './harness.js';
+import { crashedSession, createAgent, createSession, nextRequest, runTurn, type Host, type TestAgent, useHosts } from './harness.js';
 
-const hosts: Host[] = [];
-async function host(config: { enabled?: boolean } = {}): Promise<Host> {
-  const created = await createHost(config);
-  hosts.push(created);
-  return created;
-}
-afterEach(async () => { for (const created of hosts.splice(0)) await created.dispose(); });
+const host = useHosts();
 
 const DELEGATED = Symbol('delegated');
 

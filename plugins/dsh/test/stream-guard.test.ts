@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { BlockAssembler, CallId, createUserMessage, deepFreeze, markAgentLoopRequest, type GenerateOptions, type StreamChunk } from '@deepseek-ai/dsh-llm';
 import { check } from '../../../src/core/index.js';
 import { toWire } from '../src/to-wire.js';
-import { crashedSession, createAgent, createHost, createSession, MODEL, PROVIDER, type Host } from './harness.js';
+import { crashedSession, createAgent, createSession, MODEL, PROVIDER, type Host, useHosts } from './harness.js';
 
-const hosts: Host[] = [];
-async function host(config: { enabled?: boolean } = {}): Promise<Host> {
-  const created = await createHost(config);
-  hosts.push(created);
-  return created;
-}
-afterEach(async () => { for (const created of hosts.splice(0)) await created.dispose(); });
+const host = useHosts();
 
 async function* answer(chunks: StreamChunk[]): AsyncIterable<StreamChunk> {
   for (const chunk of chunks) yield chunk;
