@@ -42,8 +42,3 @@ export interface Rule {
   /** Runs once after every message was visited. */
   finish?: (context: RuleContext) => void;
 }
-
-export function fact(finding: Finding, name: string): string {
-  const value = finding.facts?.[name];
-  return value === undefined ? '' : String(value);
-}
