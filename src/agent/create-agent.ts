@@ -28,7 +28,8 @@ type Usage = { promptTokens: number; completionTokens: number };
 export function createAgent(options: AgentOptions): Agent {
   const profile = options.profile ?? 'openai';
   const thinking = options.thinking ?? getProfile(profile).thinkingByDefault(options.model);
-  const repairOptions = { profile, model: options.model, thinking } as const;
+  // A user's message is never removed: even the strongest repair keeps a repeated one (core option).
+  const repairOptions = { profile, model: options.model, thinking, foldRepeatedUserMessages: false } as const;
   const store = options.session ?? createMemoryStore();
   const tools = new Map<string, Tool>((options.tools ?? []).map((tool) => [tool.name, tool]));
   const wireTools = tools.size === 0 ? undefined : [...tools.values()].map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));

@@ -24,6 +24,12 @@ export interface CheckOptions {
   thinking?: boolean;
   /** 'strongest' also checks ids unique across the request and repeated user messages. */
   level?: 'default' | 'strongest';
+  /**
+   * Whether the same user message twice in a row (a crash retry) is a problem to fold: flagged at
+   * level 'strongest' and folded by repair. Default true; false keeps every user message (the agent
+   * runner's invariant: a user's message is never removed), merging only where roles must alternate.
+   */
+  foldRepeatedUserMessages?: boolean;
 }
 
 /** Names every violation of the profile's rules, in message order, worded as the provider words it. */
@@ -50,7 +56,7 @@ function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: b
   const ruleById = new Map<RuleId, Rule>();
   for (const rule of profile.rules) ruleById.set(rule.id, rule);
   const strongest = options.level === 'strongest';
-  if (strongest) ruleById.set(userMessageRepeated.id, userMessageRepeated);
+  if (strongest && options.foldRepeatedUserMessages !== false) ruleById.set(userMessageRepeated.id, userMessageRepeated);
 
   const context: RuleContext = {
     messages,

@@ -65,6 +65,7 @@ export function repair(input: readonly Message[], options: RepairOptions = {}): 
     unanswered: options.unanswered ?? 'synthesize',
     orphans: options.orphans ?? 'to-user',
     strongest,
+    foldRepeats: options.foldRepeatedUserMessages !== false,
     thinking: options.thinking ?? profile.thinkingByDefault(options.model),
     scope: options.scope ?? 'history',
     enforces: (rule) => (rule === 'roles-not-alternating' ? alternationRequired({ profile, model: options.model }) : enforced.has(rule)),

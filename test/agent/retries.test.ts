@@ -137,6 +137,19 @@ describe('createAgent: a pairing 400 gets the strongest repair and exactly one r
     assert.deepEqual(userTexts(saved), ['first', 'second', 'third']);
   });
 
+  test('healed: a user message that repeats the one before it (a retried prompt) is kept, not folded', async () => {
+    // The same question again after an answerless turn: the strongest repair must not drop it.
+    const history = [...reusedIds, { role: 'user', content: 'third' }];
+    const emulator = createEmulator({ profile: 'deepseek', script: [{ text: 'healed answer' }] });
+    const store = recordingStore(history);
+    const agent = agentFor(emulator, { profile: 'openai', session: store });
+    const events = await collect(agent.runTurn('third'));
+    assert.deepEqual(emulator.requests.map((request) => request.status), [400, 200]);
+    assert.equal(retries(events).length, 1);
+    assert.equal((lastEvent(events) as { reason: string }).reason, 'stop');
+    assert.deepEqual(userTexts(await store.current()), ['first', 'second', 'third', 'third']);
+  });
+
   test('a second failure ends the turn with a clear error, the user message kept and the history valid and saved', async () => {
     // The provider wants reasoning_content (thinking mode); the agent, set up for OpenAI, cannot know.
     const history = [

@@ -53,6 +53,21 @@ for (const profile of profiles) {
     );
   });
 
+  test(`${profile}: the strongest level without folding keeps every guarantee and every user message`, () => {
+    fc.assert(
+      fc.property(corrupted(shape), ({ damaged }) => {
+        const options: RepairOptions = { profile, level: 'strongest', foldRepeatedUserMessages: false };
+        assertGuarantees(damaged, options);
+        // Roles that must alternate are merged (their text kept); everywhere else no user message goes.
+        if (profile !== 'anthropic' && profile !== 'local') {
+          const users = (messages: readonly Message[]) => messages.filter((message) => message.role === 'user' && message.content !== null && message.content !== undefined).length;
+          assert.ok(users(repair(damaged, options).messages) >= users(damaged), 'no user message is removed');
+        }
+      }),
+      { numRuns: Math.max(50, Math.floor(perProfile / 4)), seed },
+    );
+  });
+
   test(`${profile}: the strongest level keeps every guarantee`, () => {
     fc.assert(
       fc.property(corrupted(shape), ({ damaged }) => assertGuarantees(damaged, { profile, level: 'strongest' })),

@@ -99,6 +99,15 @@ describe('repair strategies', () => {
     assert.deepEqual(kinds(input, { level: 'strongest' }), ['user-repeat-collapsed']);
   });
 
+  test('foldRepeatedUserMessages: false keeps every user message, even at level strongest and inside a block', () => {
+    const repeated = [user('hi'), user('hi')];
+    assert.equal(repair(repeated, { level: 'strongest', foldRepeatedUserMessages: false }).changed, false);
+    const wedged = [user('fix it'), assistantCalls('a'), user('fix it'), user('fix it'), result('a')];
+    const out = repair(wedged, { foldRepeatedUserMessages: false });
+    assert.deepEqual(out.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'user', 'user']);
+    assert.deepEqual(out.changes.map((c) => c.kind), ['message-moved', 'message-moved']);
+  });
+
   test('tool_calls: [] is removed (corpus 008)', () => {
     const input: Message[] = [user('q'), { role: 'assistant', content: 'blue', tool_calls: [] }];
     assert.deepEqual(repair(input).messages[1], { role: 'assistant', content: 'blue' });

@@ -13,6 +13,8 @@ export interface RepairContext {
   unanswered: 'synthesize' | 'strip';
   orphans: 'to-user' | 'drop';
   strongest: boolean;
+  /** Fold a user message that repeats the one before it (policy foldRepeatedUserMessages, default true). */
+  foldRepeats: boolean;
   thinking: boolean;
   scope: 'history' | 'request';
   /** Rules the profile enforces (by id), so each step fixes only what the provider rejects. */

@@ -195,7 +195,7 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
       continue;
     }
     const previous = out[out.length - 1];
-    if (entry.message.role === 'user' && previous !== undefined && previous.message.role === 'user' && isSameUserMessage(previous.message.content, entry.message.content)) {
+    if (context.foldRepeats && entry.message.role === 'user' && previous !== undefined && previous.message.role === 'user' && isSameUserMessage(previous.message.content, entry.message.content)) {
       // The same user message again, from inside the block: a crash-retry loop's leftover (seed 001).
       context.note({ kind: 'user-repeat-collapsed', index: entry.origin, detail: `repeats the user message at input index ${previous.origin} (a retry), and sat inside a tool block; kept once` });
       continue;

@@ -9,7 +9,7 @@ export const BRIDGE_TEXT = 'Tool results received.';
 export function applyProviderFixes(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
   let out = dropEmptyAssistants(entries, context);
   if (context.enforces('system-message-position')) out = hoistSystemMessages(out, context, copied);
-  if (context.enforces('roles-not-alternating') || context.strongest) out = foldConsecutive(out, context, copied);
+  if (context.enforces('roles-not-alternating') || (context.strongest && context.foldRepeats)) out = foldConsecutive(out, context, copied);
   if (context.enforces('tool-followed-by-user')) out = bridgeToolToUser(out, context);
   if (context.enforces('reasoning-content-missing') && context.thinking) fillReasoning(out, context, copied);
   if (context.profile.fields !== undefined) removeUnknownFields(out, context, copied);
@@ -65,7 +65,7 @@ function foldConsecutive(entries: Entry[], context: RepairContext, copied: WeakS
       context.note({ kind: 'messages-merged', index: entry.origin, detail: `received the text of the assistant message at input index ${previous.origin}, which preceded it` });
       continue;
     }
-    if (role === 'user' && isSameUserMessage(previous.message.content, entry.message.content)) {
+    if (role === 'user' && context.foldRepeats && isSameUserMessage(previous.message.content, entry.message.content)) {
       context.note({ kind: 'user-repeat-collapsed', index: entry.origin, detail: `repeats the user message at input index ${previous.origin} (a retry); kept once` });
       continue;
     }
