@@ -1,6 +1,5 @@
 import { classifyError, getProfile, isPairingRule, repair } from '../core/index.js';
 import type { Change, ErrorClassification, Message } from '../core/index.js';
-import { abortableSleep } from './abortable-sleep.js';
 import { collectIds, reusesIds } from './call-ids.js';
 import { charsOf, selectWindow } from './context-window.js';
 import type { RequestWindow } from './context-window.js';
@@ -14,6 +13,7 @@ import { lastUserIndex, loopHint, toAssistantMessage, withSystemPrompt } from '.
 import type { Agent, AgentEvent, AgentOptions, Tool } from './types.js';
 import { WireError, describeFailure, errorText, isTransient } from './wire-error.js';
 import type { WireFailure } from './wire-error.js';
+import { setTimeout as delay } from 'node:timers/promises';
 
 const DEFAULTS = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000, idleTimeoutMs: 120_000, maxSteps: 64, hintAfterFailures: 3 };
 
@@ -41,7 +41,8 @@ export function createAgent(options: AgentOptions): Agent {
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs;
   const maxSteps = options.maxSteps ?? DEFAULTS.maxSteps;
   const hintAfterFailures = options.hintAfterFailures ?? DEFAULTS.hintAfterFailures;
-  const sleep = options.sleep ?? abortableSleep;
+  // The default pause between retries: Node's own timer, which an abort cuts short.
+  const sleep = options.sleep ?? ((ms: number, signal: AbortSignal) => delay(ms, undefined, { signal }));
   // Where a system message may only come first (Anthropic, local chat templates), a hint is a user message.
   const systemFirstOnly = getProfile(profile).rules.some((rule) => rule.id === 'system-message-position');
   const hintRole = systemFirstOnly ? 'user' : 'system';

@@ -4,6 +4,7 @@ import { check, getProfile } from '../core/index.js';
 import { toAnswer, toChunks, toCompletion } from './completion.js';
 import { listenOn } from './listen.js';
 import type { Step } from './step.js';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export interface EmulatorOptions {
   /** Whose rules and error bodies the emulator plays. Default `deepseek`. */
@@ -109,7 +110,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     }
     if (fault !== undefined && 'stall' in fault) {
       try {
-        await sleep(fault.stall, request.signal);
+        await delay(fault.stall, undefined, { signal: request.signal });
       } catch {
         return record({ body, violations, status: 499 }, errorResponse(499, 'Client closed the request', 'invalid_request_error'));
       }
@@ -252,7 +253,7 @@ function sseStream(chunks: readonly unknown[], options: { delayMs: number; disco
       }
       if (sent > 0 && options.delayMs > 0) {
         try {
-          await sleep(options.delayMs, options.signal);
+          await delay(options.delayMs, undefined, { signal: options.signal });
         } catch {
           return;
         }
@@ -274,20 +275,3 @@ function sseStream(chunks: readonly unknown[], options: { delayMs: number; disco
   });
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

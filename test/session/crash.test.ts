@@ -10,6 +10,7 @@ import { bundleChild } from './bundle-child.js';
 import { journalLine, sessionVersion } from './crash-versions.js';
 import { asJson, temporaryDirectory } from './helpers.js';
 import { seededRandom } from '../support/random.js';
+import { isDeepStrictEqual } from 'node:util';
 
 /**
  * Kills a saving process at random moments, 200+ times in all, and after every kill loads the
@@ -109,7 +110,7 @@ async function crashRun(mode: Mode, seed: number): Promise<void> {
         first = count;
       } else {
         assert.deepEqual(loaded.problems, [], `kill ${kill}: the session loads without problems`);
-        const version = [reported, reported + 1].find((candidate) => isDeepEqual(loaded.messages, asJson(sessionVersion(candidate))));
+        const version = [reported, reported + 1].find((candidate) => isDeepStrictEqual(loaded.messages, asJson(sessionVersion(candidate))));
         assert.ok(version !== undefined, `kill ${kill}: the session is save ${reported} or ${reported + 1}, whole`);
         first = reported + 2;
       }
@@ -146,14 +147,6 @@ async function describeFailure(directory: string, path: string, trace: Trace): P
   ].join('\n');
 }
 
-function isDeepEqual(left: unknown, right: unknown): boolean {
-  try {
-    assert.deepStrictEqual(left, right);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('a writer killed at random moments', () => {
   it(`leaves the old session or the new one, whole (${Object.values(KILLS).reduce((sum, count) => sum + count, 0)} kills)`, async () => {

@@ -6,6 +6,7 @@ import type { Message } from '../../src/core/messages.js';
 import { formatTranscript, parseTranscript } from '../../src/session/index.js';
 import { countProblems, parseTranscriptBytes } from '../../src/session/transcript-reader.js';
 import { adversarialSession, asJson, DUMPED_SESSION, DUMPED_WITH_LINE_NUMBERS, GHOST_MARKER } from './helpers.js';
+import { isDeepStrictEqual } from 'node:util';
 
 const SMALL: Message[] = asJson([
   { role: 'system', content: 'Be brief.' },
@@ -113,11 +114,11 @@ describe('formatTranscript / parseTranscript', () => {
       const parsed = at % 2 === 0 ? parseTranscript(damaged.toString('utf8')) : parseTranscriptBytes(damaged, 'x.md');
       // Whatever differs from the original (a lost message, or a marker whose payload still
       // decodes after the damage) is listed; the header's digest catches the second kind.
-      if (!isDeepEqual(parsed.messages, SMALL)) assert.ok(parsed.problems.length > 0, `damage at ${at} is listed`);
+      if (!isDeepStrictEqual(parsed.messages, SMALL)) assert.ok(parsed.problems.length > 0, `damage at ${at} is listed`);
       // Every message whose marker line the damage missed comes back.
       // (A marker line is hit when the damage is on it or on the line breaks around it.)
       const intact = SMALL.filter((_message, index) => at < markerSpans[index]!.start - 1 || at > markerSpans[index]!.end);
-      for (const message of intact) assert.ok(parsed.messages.some((candidate) => isDeepEqual(candidate, message)), `damage at ${at}: an intact message was lost`);
+      for (const message of intact) assert.ok(parsed.messages.some((candidate) => isDeepStrictEqual(candidate, message)), `damage at ${at}: an intact message was lost`);
     }), { numRuns: 500, seed: 11 });
   });
 
@@ -141,11 +142,3 @@ describe('formatTranscript / parseTranscript', () => {
   });
 });
 
-function isDeepEqual(left: unknown, right: unknown): boolean {
-  try {
-    assert.deepStrictEqual(left, right);
-    return true;
-  } catch {
-    return false;
-  }
-}
