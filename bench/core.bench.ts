@@ -20,8 +20,11 @@ for (const scale of [1, 30]) {
     const checkMs = medianMs(() => check(messages, { profile }));
     const repairMs = medianMs(() => repair(messages, { profile }));
     const violations = check(messages, { profile }).length;
+    // The part of repair that makes `remaining` exact: a full check of the repaired output.
+    const repaired = repair(messages, { profile }).messages;
+    const finalCheckMs = repaired === messages ? 0 : medianMs(() => check(repaired, { profile }));
     const name = `${messages.length} messages, ${(json.length / 1e6).toFixed(2)} M chars, ${label}`;
-    rows.push(`| ${name} | ${violations} | ${parse.toFixed(2)} | ${checkMs.toFixed(2)} (${(checkMs / parse).toFixed(3)}x) | ${repairMs.toFixed(2)} (${(repairMs / parse).toFixed(3)}x) |`);
+    rows.push(`| ${name} | ${violations} | ${parse.toFixed(2)} | ${checkMs.toFixed(2)} (${(checkMs / parse).toFixed(3)}x) | ${repairMs.toFixed(2)} (${(repairMs / parse).toFixed(3)}x) | ${finalCheckMs === 0 ? '-' : finalCheckMs.toFixed(2)} |`);
     results.push({ name: `check, ${name}`, ratio: checkMs / parse, target: 0.25 });
     results.push({ name: `repair, ${name}`, ratio: repairMs / parse, target: label === 'clean' ? 0.3 : 0.6 });
   }
@@ -29,8 +32,8 @@ for (const scale of [1, 30]) {
 
 console.log(`## core: check and repair vs JSON.parse (profile ${profile})\n`);
 console.log(`${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version}; \`node --import tsx bench/core.bench.ts\`\n`);
-console.log('| history | violations | JSON.parse ms | check ms (ratio) | repair ms (ratio) |');
-console.log('|---|---|---|---|---|');
+console.log('| history | violations | JSON.parse ms | check ms (ratio) | repair ms (ratio) | of which final check ms |');
+console.log('|---|---|---|---|---|---|');
 for (const row of rows) console.log(row);
 console.log('');
 for (const result of results) console.log(`- ${result.ratio <= result.target ? 'meets' : 'MISSES'} target ${result.target}x: ${result.name} = ${result.ratio.toFixed(3)}x`);
