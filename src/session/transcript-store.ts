@@ -1,20 +1,32 @@
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+import { open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Message } from '../core/messages.js';
 import { removeLeftoverTemporaries, syncDirectory, writeFileAtomic } from './atomic-write.js';
+import type { Snapshot } from './json-snapshot.js';
+import { matchesSnapshot, takeSnapshot } from './json-snapshot.js';
 import { asSaveError } from './save-error.js';
 import { createSerial } from './serial.js';
 import type { ParsedTranscript } from './transcript-reader.js';
 import { countProblems, parseTranscriptBytes } from './transcript-reader.js';
 import type { SegmentRef } from './transcript-syntax.js';
-import { formatTranscriptText } from './transcript-writer.js';
+import { formatTranscriptBytes } from './transcript-writer.js';
 import type { LoadResult, SessionProblem, SessionStore, TranscriptStoreOptions } from './types.js';
 import type { WriterLock } from './writer-lock.js';
 import { acquireWriterLock } from './writer-lock.js';
 
 const DEFAULT_SEGMENT_MESSAGES = 1000;
+/** Segment writes in flight at once during a save (see createWriteWindow). */
+const SEGMENT_WRITES = 4;
+
+/** A full block of messages as this store last saved it: its segment file and what its JSON was. */
+interface SavedBlock {
+  file: string;
+  sha256: string;
+  snapshot: Snapshot;
+}
 
 /**
  * A session kept as a Markdown transcript (see transcript-codec.ts). A long session is split:
@@ -24,6 +36,11 @@ const DEFAULT_SEGMENT_MESSAGES = 1000;
  * one rename of the main file, then removes segment files the new main file does not declare. A
  * load reads exactly the segments the main file declares: files of older saves are never read
  * (NexForgeCLI read numbered segments until one was missing, so an older, longer save came back).
+ *
+ * A save after a step costs what changed: a block whose JSON is what this store saved last time
+ * (checked against a snapshot, so a message changed in place is seen) is not formatted again,
+ * and its file is not read or written again while it is the file this store left (see
+ * ensureSegment). Files the store did not write itself are read and hashed before they are kept.
  */
 export function createTranscriptStore(path: string, options: TranscriptStoreOptions = {}): SessionStore {
   const segmentMessages = Math.max(1, Math.floor(options.segmentMessages ?? DEFAULT_SEGMENT_MESSAGES));
@@ -32,6 +49,10 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
   const segmentName = new RegExp(`^${escapeRegExp(stem)}\\.seg-[0-9a-f]{16}\\.md$`);
   const serial = createSerial();
   let lock: WriterLock | undefined;
+  /** Block i of the last save (messages i*segmentMessages onwards); undefined if it was not plain data. */
+  const blocks: (SavedBlock | undefined)[] = [];
+  /** Segment files this store wrote or read whole, and their identity then (see ensureSegment). */
+  const onDisk = new Map<string, BigIntStats>();
 
   async function ensureLock(): Promise<void> {
     if (lock === undefined) lock = await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs });
@@ -41,32 +62,78 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     await ensureLock();
     const fullSegments = messages.length > segmentMessages ? Math.floor((messages.length - 1) / segmentMessages) : 0;
     const segments: Omit<SegmentRef, 'line'>[] = [];
+    const writes = createWriteWindow(SEGMENT_WRITES);
     let wroteSegment = false;
-    for (let index = 0; index < fullSegments; index += 1) {
-      const chunk = messages.slice(index * segmentMessages, (index + 1) * segmentMessages);
-      const bytes = Buffer.from(formatTranscriptText(chunk, { first: index * segmentMessages + 1, total: chunk.length, segments: [] }), 'utf8');
-      const sha256 = createHash('sha256').update(bytes).digest('hex');
-      const file = `${stem}.seg-${sha256.slice(0, 16)}.md`;
-      segments.push({ file, messages: chunk.length, sha256 });
-      // Named by digest: an unchanged block from the last save is already there, whole.
-      if (await hasDigest(join(directory, file), sha256)) continue;
-      await writeFileAtomic(join(directory, file), bytes, { syncDirectory: false });
-      wroteSegment = true;
+    const write = (file: string, sha256: string, data: Buffer[] | (() => Buffer[])) => writes.add(async () => {
+      if (await ensureSegment(file, sha256, data)) wroteSegment = true;
+    });
+    try {
+      for (let index = 0; index < fullSegments; index += 1) {
+        const first = index * segmentMessages;
+        const chunk = messages.slice(first, first + segmentMessages);
+        const saved = blocks[index];
+        // The same JSON as this block had last time (the same objects, or changed in place and
+        // back): its file name and digest are known without formatting it again.
+        if (saved !== undefined && matchesSnapshot(chunk, saved.snapshot)) {
+          segments.push({ file: saved.file, messages: chunk.length, sha256: saved.sha256 });
+          await write(saved.file, saved.sha256, () => formatSegment(chunk, first));
+          continue;
+        }
+        const bytes = formatSegment(chunk, first);
+        const hash = createHash('sha256');
+        for (const part of bytes) hash.update(part);
+        const sha256 = hash.digest('hex');
+        const file = `${stem}.seg-${sha256.slice(0, 16)}.md`;
+        const snapshot = takeSnapshot(chunk);
+        blocks[index] = snapshot === undefined ? undefined : { file, sha256, snapshot };
+        segments.push({ file, messages: chunk.length, sha256 });
+        await write(file, sha256, bytes);
+      }
+    } finally {
+      // Every segment write has ended before the save goes on or fails: none outlives it.
+      await writes.finish();
     }
+    blocks.length = fullSegments;
     if (wroteSegment) await syncDirectory(directory);
     const tail = messages.slice(fullSegments * segmentMessages);
-    const text = formatTranscriptText(tail, { first: fullSegments * segmentMessages + 1, total: messages.length, segments });
-    // Node's own encoder, not utf8.ts: ICU's needs a UTF-16 copy of the text first, which costs more
-    // peak memory (x1 save: 24 MB instead of 19 MB) than the 4 ms it saves next to the fsyncs.
-    await writeFileAtomic(path, Buffer.from(text, 'utf8'));
+    await writeFileAtomic(path, formatTranscriptBytes(tail, { first: fullSegments * segmentMessages + 1, total: messages.length, segments }));
     // The switch is done; whatever the new main file does not declare belongs to older saves.
     // Removing it is housekeeping: a failure here does not undo a save that has succeeded.
     const keep = new Set(segments.map((segment) => segment.file));
+    for (const file of onDisk.keys()) if (!keep.has(file)) onDisk.delete(file);
     const names = await readdir(directory).catch(() => [] as string[]);
     for (const name of names) {
       if (segmentName.test(name) && !keep.has(name)) await rm(join(directory, name), { force: true }).catch(() => undefined);
     }
     await removeLeftoverTemporaries(path, names).catch(() => undefined);
+  }
+
+  function formatSegment(chunk: readonly Message[], first: number): Buffer[] {
+    return formatTranscriptBytes(chunk, { first: first + 1, total: chunk.length, segments: [] });
+  }
+
+  /**
+   * Makes sure segment `file` on disk holds the bytes whose digest is `sha256`; true if it had to
+   * write it. A file this store wrote or read whole before is trusted while its identity (device,
+   * inode, size, modification and change times, in nanoseconds) is what it was then: replacing it
+   * gives another inode, writing into it moves its times, and its change time cannot be set back.
+   * Any other file is read and hashed first, as one written by another process or an older save.
+   */
+  async function ensureSegment(file: string, sha256: string, data: Buffer[] | (() => Buffer[])): Promise<boolean> {
+    const target = join(directory, file);
+    const known = onDisk.get(file);
+    if (known !== undefined) {
+      if (sameIdentity(known, await stat(target, { bigint: true }).catch(() => undefined))) return false;
+      onDisk.delete(file);
+    }
+    const found = await readIdentified(target);
+    if (found !== undefined && createHash('sha256').update(found.bytes).digest('hex') === sha256) {
+      onDisk.set(file, found.identity);
+      return false;
+    }
+    await writeFileAtomic(target, typeof data === 'function' ? data() : data, { syncDirectory: false });
+    onDisk.set(file, await stat(target, { bigint: true }));
+    return true;
   }
 
   async function load(): Promise<LoadResult> {
@@ -126,17 +193,58 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     close: () => serial(async () => {
       const held = lock;
       lock = undefined;
+      blocks.length = 0;
+      onDisk.clear();
       await held?.release();
     }),
   };
 }
 
-async function hasDigest(file: string, sha256: string): Promise<boolean> {
+/** A segment's bytes with the identity they were read under (taken first: a change while reading moves it). */
+async function readIdentified(file: string): Promise<{ bytes: Buffer; identity: BigIntStats } | undefined> {
+  let handle;
   try {
-    return createHash('sha256').update(await readFile(file)).digest('hex') === sha256;
+    handle = await open(file, 'r');
   } catch {
-    return false;
+    return undefined;
   }
+  try {
+    const identity = await handle.stat({ bigint: true });
+    return { bytes: await handle.readFile(), identity };
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+function sameIdentity(known: BigIntStats, now: BigIntStats | undefined): boolean {
+  return now !== undefined && now.isFile() && now.dev === known.dev && now.ino === known.ino && now.size === known.size && now.mtimeNs === known.mtimeNs && now.ctimeNs === known.ctimeNs;
+}
+
+/**
+ * Runs up to `size` segment writes at once, so formatting the next segment overlaps the fsync of
+ * the last ones, while at most `size` formatted segments are held in memory. `finish` waits for
+ * all of them and rethrows the first failure (only once none is still running).
+ */
+function createWriteWindow(size: number): { add(write: () => Promise<void>): Promise<void>; finish(): Promise<void> } {
+  const running = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  async function finish(): Promise<void> {
+    await Promise.allSettled(running);
+    if (failure !== undefined) throw failure.error;
+  }
+  return {
+    async add(write) {
+      if (failure !== undefined) return finish();
+      const promise: Promise<void> = write().catch((error: unknown) => {
+        failure ??= { error };
+      }).finally(() => running.delete(promise));
+      running.add(promise);
+      if (running.size >= size) await Promise.race(running);
+    },
+    finish,
+  };
 }
 
 function escapeRegExp(text: string): string {

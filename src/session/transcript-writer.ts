@@ -1,8 +1,10 @@
 /** Writes the Markdown transcript (format: transcript-codec.ts). */
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type { Message } from '../core/messages.js';
 import { textOf } from '../core/messages.js';
 import type { Fence } from './fence.js';
+import type { EncodedMessages } from './message-json.js';
 import { encodeMessages } from './message-json.js';
 import { fenceFor, stepFence } from './fence.js';
 import type { SegmentRef } from './transcript-syntax.js';
@@ -26,7 +28,63 @@ export interface FormatOptions {
 }
 
 export function formatTranscriptText(messages: readonly Message[], options: FormatOptions): string {
-  const { payloads, digest } = encodePayloads(messages, options.first);
+  const { groups, digest } = encodeGroups(messages, options.first);
+  let text = headOf(options, digest);
+  let index = 0;
+  for (const { bytes, ends } of groups) {
+    let start = 0;
+    for (const end of ends) {
+      text += readable(messages[index]!, options.first + index);
+      text += `${MARKER_PREFIX}${bytes.toString('base64', start, end)}${MARKER_SUFFIX}\n\n`;
+      start = end + 1;
+      index += 1;
+    }
+  }
+  return text;
+}
+
+/** Bytes per buffer of formatTranscriptBytes: a few syscalls per segment, little slack. */
+const PART_BYTES = 256 * 1024;
+const MARKER_START = Buffer.from(MARKER_PREFIX, 'latin1');
+const MARKER_END = Buffer.from(`${MARKER_SUFFIX}\n\n`, 'latin1');
+
+/**
+ * The same file as formatTranscriptText, as UTF-8 bytes in a few buffers, for writing. Built
+ * without the text: each readable part is encoded on its own (small), and each base64 payload is
+ * ASCII, copied as latin1. Encoding the whole text instead costs more than formatting it (V8 walks
+ * the thousands of pieces it was concatenated from, widening them to UTF-16 on the way).
+ */
+export function formatTranscriptBytes(messages: readonly Message[], options: FormatOptions): Buffer[] {
+  const { groups, digest } = encodeGroups(messages, options.first);
+  const parts: Buffer[] = [Buffer.from(headOf(options, digest), 'utf8')];
+  let part = Buffer.allocUnsafe(PART_BYTES);
+  let position = 0;
+  let index = 0;
+  for (const { bytes, ends } of groups) {
+    let start = 0;
+    for (const end of ends) {
+      const text = readable(messages[index]!, options.first + index);
+      // UTF-8 takes at most 3 bytes per UTF-16 unit; base64 4 per 3 bytes.
+      const most = text.length * 3 + MARKER_START.length + Math.ceil((end - start) / 3) * 4 + MARKER_END.length;
+      if (position + most > part.length) {
+        parts.push(part.subarray(0, position));
+        part = Buffer.allocUnsafe(Math.max(PART_BYTES, most));
+        position = 0;
+      }
+      position += part.write(text, position, 'utf8');
+      position += MARKER_START.copy(part, position);
+      position += part.write(bytes.toString('base64', start, end), position, 'latin1');
+      position += MARKER_END.copy(part, position);
+      start = end + 1;
+      index += 1;
+    }
+  }
+  if (position > 0) parts.push(part.subarray(0, position));
+  return parts;
+}
+
+/** The header, the title, and the segment declarations: everything above the first message. */
+function headOf(options: FormatOptions, digest: string): string {
   let text = `<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest} -->\n`;
   text += '# Session transcript\n\n';
   text += `_${options.total} message${options.total === 1 ? '' : 's'}. Each message ends with an \`nf-msg\` marker line that holds it exactly; the text above a marker is for reading and may be shortened._\n\n`;
@@ -40,30 +98,25 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
     }
     text += '\n';
   }
-  for (let index = 0; index < messages.length; index += 1) {
-    text += readable(messages[index]!, options.first + index);
-    text += `${MARKER_PREFIX}${payloads[index]!}${MARKER_SUFFIX}\n\n`;
-  }
   return text;
 }
 
 /** Messages encoded at a time: large enough to amortize the calls, small enough for the young heap. */
 const ENCODE_MESSAGES = 8192;
 
-/** Every message's marker payload (base64 of its UTF-8 JSON) and the digest over their JSON (see message-json.ts). */
-function encodePayloads(messages: readonly Message[], first: number): { payloads: string[]; digest: string } {
-  const payloads: string[] = new Array<string>(messages.length);
+/**
+ * Every message's JSON (see message-json.ts), a group of messages per buffer, and the digest
+ * over them: the marker payloads are their base64.
+ */
+function encodeGroups(messages: readonly Message[], first: number): { groups: EncodedMessages[]; digest: string } {
+  const groups: EncodedMessages[] = [];
   const hash = createHash('sha256');
   for (let offset = 0; offset < messages.length; offset += ENCODE_MESSAGES) {
-    const { bytes, ends } = encodeMessages(messages.slice(offset, offset + ENCODE_MESSAGES), first + offset);
-    let start = 0;
-    for (let index = 0; index < ends.length; index += 1) {
-      payloads[offset + index] = bytes.toString('base64', start, ends[index]);
-      start = ends[index]! + 1;
-    }
-    hash.update(bytes);
+    const group = encodeMessages(messages.slice(offset, offset + ENCODE_MESSAGES), first + offset);
+    hash.update(group.bytes);
+    groups.push(group);
   }
-  return { payloads, digest: hash.digest('hex') };
+  return { groups, digest: hash.digest('hex') };
 }
 
 /** One message's heading and readable body (everything above its marker line). */

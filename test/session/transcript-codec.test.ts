@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import type { Message } from '../../src/core/messages.js';
 import { formatTranscript, parseTranscript } from '../../src/session/index.js';
 import { countProblems, parseTranscriptBytes } from '../../src/session/transcript-reader.js';
+import { formatTranscriptBytes, formatTranscriptText } from '../../src/session/transcript-writer.js';
 import { adversarialSession, asJson, DUMPED_SESSION, DUMPED_WITH_LINE_NUMBERS, GHOST_MARKER } from './helpers.js';
 import { isDeepStrictEqual } from 'node:util';
 
@@ -23,6 +24,16 @@ describe('formatTranscript / parseTranscript', () => {
       assert.deepEqual(parsed.problems, []);
       assert.deepStrictEqual(parsed.messages, messages);
     }), { numRuns: 400, seed: 7 });
+  });
+
+  it('writes the same file as bytes (for the store) as it does as text, wherever it splits them', () => {
+    const big: Message = { role: 'tool', tool_call_id: 'c1', content: `${'会话 '.repeat(200_000)}\ud800` }; // larger than one buffer of bytes
+    fc.assert(fc.property(adversarialSession, fc.boolean(), fc.integer({ min: 1, max: 50 }), (messages, withBig, first) => {
+      const session = withBig ? [...messages, big, ...messages] : messages;
+      const options = { first, total: session.length + first - 1, segments: first > 1 ? [{ file: 's.seg-0123456789abcdef.md', messages: first - 1, sha256: 'a'.repeat(64) }] : [] };
+      const bytes = Buffer.concat(formatTranscriptBytes(session, options));
+      assert.ok(bytes.equals(Buffer.from(formatTranscriptText(session, options), 'utf8')));
+    }), { numRuns: 150, seed: 11 });
   });
 
   it('writes a readable file: a heading per message, tool calls as fenced JSON, tool results fenced', () => {

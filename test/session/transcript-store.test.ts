@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, open, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTranscriptStore } from '../../src/session/index.js';
@@ -9,6 +10,37 @@ const segmentFile = /^session\.seg-[0-9a-f]{16}\.md$/;
 
 async function listing(directory: string): Promise<string[]> {
   return (await readdir(directory)).sort();
+}
+
+/** Each segment file and its inode and modification time: a file written again (temp + rename) gets another inode. */
+async function segmentIdentities(directory: string): Promise<Map<string, string>> {
+  const identities = new Map<string, string>();
+  for (const name of (await listing(directory)).filter((candidate) => segmentFile.test(candidate))) {
+    const info = await stat(join(directory, name), { bigint: true });
+    identities.set(name, `${info.ino}:${info.mtimeNs}`);
+  }
+  return identities;
+}
+
+/**
+ * Sets a file's modification time back to the nanosecond (`utimes` takes seconds as a double,
+ * which cannot hold them): with touch where there is one. False if only to the millisecond.
+ */
+async function setModifiedTime(file: string, mtimeNs: bigint): Promise<boolean> {
+  const seconds = mtimeNs / 1_000_000_000n;
+  const nanoseconds = String(mtimeNs % 1_000_000_000n).padStart(9, '0');
+  try {
+    execFileSync('touch', ['-m', '-d', `@${seconds}.${nanoseconds}`, file], { stdio: 'ignore' });
+    return true;
+  } catch {
+    await utimes(file, new Date(), new Date(Number(mtimeNs / 1_000_000n)));
+    return false;
+  }
+}
+
+/** The segment files the main file declares, in order. */
+async function declaredSegments(path: string): Promise<string[]> {
+  return [...(await readFile(path, 'utf8')).matchAll(/file=(session\.seg-[0-9a-f]{16}\.md)/g)].map((match) => match[1]!);
 }
 
 describe('createTranscriptStore: segments', () => {
@@ -123,6 +155,106 @@ describe('createTranscriptStore: segments', () => {
       await writeFile(join(directory.path, '.session.md.tmp-999999-0123abcd'), 'half a save');
       await store.save([{ role: 'user', content: 'hi' }]);
       assert.deepEqual(await listing(directory.path), ['session.md', 'session.md.lock']);
+    } finally {
+      await store.close();
+      await directory.dispose();
+    }
+  });
+});
+
+describe('createTranscriptStore: saves after a step (only what changed is written)', () => {
+  it('leaves the unchanged segment files alone, adds the new one, and loads each save exactly', async () => {
+    const directory = await temporaryDirectory();
+    const path = join(directory.path, 'session.md');
+    const store = createTranscriptStore(path, { segmentMessages: 10 });
+    try {
+      const messages = toolLoopSession(10); // 41: 4 segments
+      await store.save(messages);
+      const before = await segmentIdentities(directory.path);
+      // One step: the same objects and a few new messages, as the agent saves.
+      const step = [...messages, { role: 'assistant', content: 'step 1' }, { role: 'user', content: 'more' }];
+      await store.save(step);
+      assert.deepEqual(await segmentIdentities(directory.path), before);
+      assert.deepEqual(await createTranscriptStore(path).load(), { messages: asJson(step), problems: [] });
+      // Enough steps to fill a fifth block: four files stay as they are, one is added.
+      const longer = [...step, ...toolLoopSession(2, 2)];
+      await store.save(longer);
+      const after = await segmentIdentities(directory.path);
+      assert.equal(after.size, 5);
+      for (const [name, identity] of before) assert.equal(after.get(name), identity, name);
+      assert.deepEqual(await createTranscriptStore(path).load(), { messages: asJson(longer), problems: [] });
+    } finally {
+      await store.close();
+      await directory.dispose();
+    }
+  });
+
+  it('writes a block whose messages were changed in place since the last save', async () => {
+    const directory = await temporaryDirectory();
+    const path = join(directory.path, 'session.md');
+    const store = createTranscriptStore(path, { segmentMessages: 10 });
+    try {
+      const messages = toolLoopSession(10);
+      await store.save(messages);
+      messages[3]!.content = 'changed in place';
+      (messages[14]!.tool_calls![0]!.function as { arguments: string }).arguments = '{"path":"other.ts"}';
+      await store.save(messages);
+      assert.deepEqual(await createTranscriptStore(path).load(), { messages: asJson(messages), problems: [] });
+    } finally {
+      await store.close();
+      await directory.dispose();
+    }
+  });
+
+  it('does not trust a segment file changed behind its back, even with its size and times put back', async () => {
+    const directory = await temporaryDirectory();
+    const path = join(directory.path, 'session.md');
+    const store = createTranscriptStore(path, { segmentMessages: 10 });
+    try {
+      const messages = toolLoopSession(10);
+      await store.save(messages);
+      const segment = join(directory.path, (await declaredSegments(path))[1]!);
+      const original = await readFile(segment);
+      const times = await stat(segment, { bigint: true });
+      // The same inode, the same size, the modification time set back: only the change time moves.
+      const handle = await open(segment, 'r+');
+      await handle.write(original.toString('utf8').replace('# Session transcript', '# Session transcripX'), 0, 'utf8');
+      await handle.close();
+      if (await setModifiedTime(segment, times.mtimeNs)) assert.equal((await stat(segment, { bigint: true })).mtimeNs, times.mtimeNs);
+      assert.ok((await createTranscriptStore(path).load()).problems.length > 0, 'the change is there');
+      await store.save(messages);
+      assert.ok((await readFile(segment)).equals(original));
+      assert.deepEqual(await createTranscriptStore(path).load(), { messages: asJson(messages), problems: [] });
+      // And a segment file removed behind its back is written again.
+      await rm(segment);
+      await store.save(messages);
+      assert.ok((await readFile(segment)).equals(original));
+    } finally {
+      await store.close();
+      await directory.dispose();
+    }
+  });
+
+  it('a new store reuses the intact segment files of an earlier save and rewrites a damaged one', async () => {
+    const directory = await temporaryDirectory();
+    const path = join(directory.path, 'session.md');
+    const messages = toolLoopSession(10);
+    const first = createTranscriptStore(path, { segmentMessages: 10 });
+    await first.save(messages);
+    await first.close();
+    const store = createTranscriptStore(path, { segmentMessages: 10 });
+    try {
+      const declared = await declaredSegments(path);
+      const damaged = join(directory.path, declared[2]!);
+      const original = await readFile(damaged);
+      await writeFile(damaged, original.subarray(0, original.length - 100));
+      const before = await segmentIdentities(directory.path);
+      await store.save(messages);
+      const after = await segmentIdentities(directory.path);
+      for (const name of [declared[0]!, declared[1]!, declared[3]!]) assert.equal(after.get(name), before.get(name), name);
+      assert.notEqual(after.get(declared[2]!), before.get(declared[2]!));
+      assert.ok((await readFile(damaged)).equals(original));
+      assert.deepEqual(await store.load(), { messages: asJson(messages), problems: [] });
     } finally {
       await store.close();
       await directory.dispose();
