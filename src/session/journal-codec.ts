@@ -44,15 +44,26 @@ function linesOf(messages: readonly Message[], first: number): string {
 }
 
 export function parseJournal(text: string, options: { file?: string } = {}): LoadResult {
-  const file = options.file ?? '<journal>';
-  const messages: Message[] = [];
-  const problems: SessionProblem[] = [];
+  const result: LoadResult = { messages: [], problems: [] };
+  parseJournalLines(text, { file: options.file ?? '<journal>', firstLine: 1, last: true }, result);
+  return result;
+}
+
+/**
+ * Reads `text` line by line into `into`, numbering its lines from `firstLine`. `last` says the
+ * text ends where the journal does: then a last line without its line break is an append that
+ * did not finish (a piece of a longer file ends at a line break, and its last line is whole).
+ * Returns how many lines it read.
+ */
+export function parseJournalLines(text: string, options: { file: string; firstLine: number; last: boolean }, into: LoadResult): number {
+  const { file } = options;
+  const { messages, problems } = into;
   let start = 0;
-  let lineNumber = 0;
+  let lineNumber = options.firstLine - 1;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
-    const torn = end === -1;
-    if (torn) end = text.length;
+    const torn = end === -1 && options.last;
+    if (end === -1) end = text.length;
     const line = text.slice(start, end);
     lineNumber += 1;
     start = end + 1;
@@ -72,5 +83,5 @@ export function parseJournal(text: string, options: { file?: string } = {}): Loa
     }
     messages.push(value);
   }
-  return { messages, problems };
+  return lineNumber - options.firstLine + 1;
 }
