@@ -50,13 +50,57 @@ export function hasViolation(messages: readonly Message[], options: CheckOptions
 
 const FOUND = Symbol('found');
 
+/** Which rules a run enforces, and the same grouped for dispatch: built once per profile and level. */
+interface Dispatch {
+  readonly ruleById: ReadonlyMap<RuleId, Rule>;
+  /** Visitors by role, so a message meets only the rules that look at its role. */
+  readonly byRole: ReadonlyMap<string, readonly Rule[]>;
+  readonly everyRole: readonly Rule[];
+  readonly finishers: readonly Rule[];
+}
+
+/**
+ * Per rule list (a profile's `rules`, readonly): [without, with] the repeated-user-message rule.
+ * Keyed by the array, so a profile given a new rule list gets a new dispatch.
+ */
+const dispatchCache = new WeakMap<readonly Rule[], [Dispatch | undefined, Dispatch | undefined]>();
+
+function dispatchFor(profile: Profile, foldRepeated: boolean): Dispatch {
+  let cached = dispatchCache.get(profile.rules);
+  if (cached === undefined) dispatchCache.set(profile.rules, (cached = [undefined, undefined]));
+  const slot = foldRepeated ? 1 : 0;
+  return (cached[slot] ??= buildDispatch(profile, foldRepeated));
+}
+
+function buildDispatch(profile: Profile, foldRepeated: boolean): Dispatch {
+  const ruleById = new Map<RuleId, Rule>();
+  for (const rule of profile.rules) ruleById.set(rule.id, rule);
+  if (foldRepeated) ruleById.set(userMessageRepeated.id, userMessageRepeated);
+  const everyRole: Rule[] = [];
+  const byRole = new Map<string, Rule[]>();
+  const finishers: Rule[] = [];
+  for (const rule of ruleById.values()) {
+    if (rule.finish !== undefined) finishers.push(rule);
+    if (rule.visit === undefined) continue;
+    if (rule.roles === undefined) {
+      everyRole.push(rule);
+      for (const list of byRole.values()) list.push(rule);
+      continue;
+    }
+    for (const role of rule.roles) {
+      let list = byRole.get(role);
+      if (list === undefined) byRole.set(role, (list = [...everyRole]));
+      list.push(rule);
+    }
+  }
+  return { ruleById, byRole, everyRole, finishers };
+}
+
 function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: boolean): Violation[] {
   const profile = getProfile(options.profile);
   const violations: Violation[] = [];
-  const ruleById = new Map<RuleId, Rule>();
-  for (const rule of profile.rules) ruleById.set(rule.id, rule);
   const strongest = options.level === 'strongest';
-  if (strongest && options.foldRepeatedUserMessages !== false) ruleById.set(userMessageRepeated.id, userMessageRepeated);
+  const { ruleById, byRole, everyRole, finishers } = dispatchFor(profile, strongest && options.foldRepeatedUserMessages !== false);
 
   const context: RuleContext = {
     messages,
@@ -76,24 +120,6 @@ function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: b
   };
 
   scanToolBlocks(context, profile.uniqueIdsAcrossRequest || strongest);
-  // Visitors by role, so a message meets only the rules that look at its role.
-  const everyRole: Rule[] = [];
-  const byRole = new Map<string, Rule[]>();
-  const finishers: Rule[] = [];
-  for (const rule of ruleById.values()) {
-    if (rule.finish !== undefined) finishers.push(rule);
-    if (rule.visit === undefined) continue;
-    if (rule.roles === undefined) {
-      everyRole.push(rule);
-      for (const list of byRole.values()) list.push(rule);
-      continue;
-    }
-    for (const role of rule.roles) {
-      let list = byRole.get(role);
-      if (list === undefined) byRole.set(role, (list = [...everyRole]));
-      list.push(rule);
-    }
-  }
   let visited = false;
   for (let index = 0; index < messages.length; index += 1) {
     const message: unknown = messages[index];
