@@ -3,6 +3,7 @@ import type { ProfileName } from '../../core/index.js';
 import { createNodeFetch, createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS, serveProxy } from '../../http/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
+import { createLogLines } from '../log-lines.js';
 
 export const proxyCommand: Command = {
   name: 'proxy',
@@ -35,6 +36,7 @@ export const proxyCommand: Command = {
     if (profile !== undefined) getProfile(profile as ProfileName); // an unknown name fails here, as one line
     const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
 
+    const logLines = createLogLines(io.stderr);
     const handler = createProxyHandler({
       upstream: upstream.href,
       fetch: createNodeFetch(),
@@ -42,7 +44,7 @@ export const proxyCommand: Command = {
       upstreamTimeoutMs,
       logBodies: values['log-bodies'] === true,
       ...(profile === undefined ? {} : { profile: profile as ProfileName }),
-      log: (entry) => io.stderr.write(`${JSON.stringify(entry)}\n`),
+      log: (entry) => logLines.line(entry),
     });
     const server = await serveProxy(handler, { port, host });
     io.stderr.write(`${JSON.stringify({ event: 'listening', url: server.url, upstream: `${upstream.origin}${upstream.pathname}`, profile: profile ?? 'openai' })}\n`);
@@ -52,6 +54,7 @@ export const proxyCommand: Command = {
       io.signal.addEventListener('abort', () => resolve(), { once: true });
     });
     await server.close();
+    logLines.flush();
     return EXIT.ok;
   },
 };
