@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, request as httpRequest, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
 
 /** Shared by the http bench and the load script: a minimal upstream, a baseline proxy, bodies, a keep-alive client. */
 
@@ -62,6 +63,47 @@ export function startBaselineProxy(upstream: string): Promise<Served> {
     });
     forwarded.on('error', () => outgoing.destroy());
     incoming.pipe(forwarded);
+  });
+  return listen(server);
+}
+
+/**
+ * A second pass-through, for context only: the same minimal proxy with undici's `Pool.dispatch` as
+ * its upstream client (what `unstuck proxy` uses), so the cost of the repair itself shows apart
+ * from the choice of HTTP client. Hop-by-hop headers dropped, nothing parsed.
+ */
+export function startUndiciBaselineProxy(upstream: string): Promise<Served> {
+  const pool = new Pool(upstream, { connections: 256 });
+  const dropped = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'content-length', 'expect', 'upgrade']);
+  const server = createServer({ noDelay: true }, (incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const headers: string[] = [];
+      const raw = incoming.rawHeaders;
+      for (let index = 0; index + 1 < raw.length; index += 2) {
+        const name = (raw[index] as string).toLowerCase();
+        if (!dropped.has(name)) headers.push(name, raw[index + 1] as string);
+      }
+      let resume: (() => void) | undefined;
+      outgoing.on('drain', () => resume?.());
+      pool.dispatch({ path: incoming.url ?? '/', method: (incoming.method ?? 'GET') as 'POST', headers, body: Buffer.concat(chunks) }, {
+        onConnect: () => undefined,
+        onHeaders(status, rawHeaders, resumeRead, statusText) {
+          resume = resumeRead;
+          const forwarded: string[] = [];
+          for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+            const name = (rawHeaders[index] as Buffer).toString('latin1').toLowerCase();
+            if (!dropped.has(name) || name === 'content-length') forwarded.push(name, (rawHeaders[index + 1] as Buffer).toString('latin1'));
+          }
+          outgoing.writeHead(status, statusText, forwarded);
+          return true;
+        },
+        onData: (chunk) => outgoing.write(chunk),
+        onComplete: () => outgoing.end(),
+        onError: (error) => outgoing.destroy(error),
+      });
+    });
   });
   return listen(server);
 }

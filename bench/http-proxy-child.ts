@@ -1,16 +1,47 @@
 /**
  * A proxy in its own process for bench/http.bench.ts, so its CPU time can be measured apart from
- * the load generator's: `unstuck` (composed as the CLI composes it) or `baseline` (the minimal
- * pass-through). Answers IPC 'cpu' with process.cpuUsage().
+ * the load generator's: `unstuck` (the CLI's own `unstuck proxy` command, run in this process,
+ * logging one JSON line per request to stderr as it does, which the bench points at a file) or
+ * `baseline` (the minimal pass-through) or `baseline-undici` (the same on undici, for context). Answers IPC 'cpu' with process.cpuUsage().
  */
-import { createNodeFetch, createProxyHandler, serveProxy } from '../src/http/index.js';
-import { startBaselineProxy } from './http-fixtures.js';
+import { run } from '../src/cli/run.js';
+import { startBaselineProxy, startUndiciBaselineProxy } from './http-fixtures.js';
 
 const [kind, upstream] = process.argv.slice(2);
-if (upstream === undefined) throw new Error('usage: http-proxy-child.ts unstuck|baseline UPSTREAM');
-const served = kind === 'baseline' ? await startBaselineProxy(upstream) : await serveProxy(createProxyHandler({ upstream, profile: 'deepseek', fetch: createNodeFetch() }), { port: 0 });
+if (upstream === undefined) throw new Error('usage: http-proxy-child.ts unstuck|baseline|baseline-undici UPSTREAM');
+
+let stop: () => Promise<void>;
+let url: string;
+if (kind === 'baseline' || kind === 'baseline-undici') {
+  const served = await (kind === 'baseline' ? startBaselineProxy : startUndiciBaselineProxy)(upstream);
+  url = served.url;
+  stop = () => served.close();
+} else {
+  const controller = new AbortController();
+  let listening: (url: string) => void = () => undefined;
+  const started = new Promise<string>((resolve) => (listening = resolve));
+  const io = {
+    stdout: process.stdout,
+    stderr: {
+      write(text: string) {
+        if (text.includes('"event":"listening"')) listening((JSON.parse(text) as { url: string }).url);
+        return process.stderr.write(text);
+      },
+    },
+    stdin: process.stdin,
+    env: {},
+    cwd: process.cwd(),
+    signal: controller.signal,
+  };
+  const exited = run(['proxy', '--upstream', upstream, '--port', '0', '--profile', 'deepseek'], io);
+  url = await started;
+  stop = async () => {
+    controller.abort();
+    await exited;
+  };
+}
 process.on('message', (message) => {
   if (message === 'cpu') process.send?.(process.cpuUsage());
-  if (message === 'stop') void served.close().then(() => process.disconnect());
+  if (message === 'stop') void stop().then(() => process.disconnect());
 });
-process.send?.({ url: served.url });
+process.send?.({ url });

@@ -1,7 +1,8 @@
 /**
  * The proxy's cost, in one run: added latency (p50/p99) through `unstuck proxy` versus direct, for
  * a 10-message body and a ~1 MB body; the time to the first SSE byte, added; throughput and CPU
- * per request versus a minimal Node pass-through proxy (the baseline, in http-fixtures.ts).
+ * per request versus a minimal Node pass-through proxy (the baseline, in http-fixtures.ts), and for
+ * context versus the same pass-through on undici (the HTTP client `unstuck proxy` uses upstream).
  * Each proxy runs in its own process (bench/http-proxy-child.ts), so its CPU time is its own.
  * Both children run as plain JavaScript (bundled with esbuild at start), as the shipped CLI runs
  * tsc's output: under tsx every closure a function creates also pays a `__name` helper
@@ -9,7 +10,7 @@
  * Run: node --import tsx bench/http.bench.ts
  */
 import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -29,10 +30,17 @@ const CHILD_SOURCE = join(import.meta.dirname, 'http-proxy-child.ts');
 const viaTsx = process.env.UNSTUCK_BENCH_TSX === '1';
 const bundleDir = mkdtempSync(join(tmpdir(), 'unstuck-bench-http-'));
 const childScript = viaTsx ? CHILD_SOURCE : join(bundleDir, 'http-proxy-child.mjs');
-if (!viaTsx) await build({ entryPoints: [CHILD_SOURCE], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: childScript, logLevel: 'warning' });
+if (!viaTsx) await build({ entryPoints: [CHILD_SOURCE], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: childScript, logLevel: 'warning',
+  // undici is CommonJS: its require() of node built-ins needs a real require inside the ESM bundle.
+  banner: { js: "import { createRequire as __unstuckRequire } from 'node:module'; const require = __unstuckRequire(import.meta.url);" } });
 
-async function startChild(kind: 'unstuck' | 'baseline', upstream: string): Promise<ChildProxy> {
-  const child = fork(childScript, [kind, upstream], { execArgv: viaTsx ? ['--import', 'tsx'] : [] });
+/** Each child's stderr goes to a file, as `unstuck proxy 2>proxy.log` would: the log lines are part of the proxy's cost. */
+const logFile = (kind: string): string => join(bundleDir, `${kind}.log`);
+
+async function startChild(kind: 'unstuck' | 'baseline' | 'baseline-undici', upstream: string): Promise<ChildProxy> {
+  const log = openSync(logFile(kind), 'w');
+  const child = fork(childScript, [kind, upstream], { execArgv: viaTsx ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', log, 'ipc'] });
+  closeSync(log);
   const url = await new Promise<string>((resolve) => child.once('message', (message) => resolve((message as { url: string }).url)));
   return {
     url,
@@ -55,6 +63,7 @@ async function startChild(kind: 'unstuck' | 'baseline', upstream: string): Promi
 const upstream = await startUpstream({ sseGapMs: 30 });
 const proxy = await startChild('unstuck', upstream.url);
 const baseline = await startChild('baseline', upstream.url);
+const undiciBaseline = await startChild('baseline-undici', upstream.url);
 
 /** Interleaves direct and proxied requests so drift (GC, other processes) hits both alike. */
 async function addedLatency(body: string, rounds: number, path = '/v1/chat/completions') {
@@ -105,22 +114,28 @@ log(`first SSE byte (300 requests; the upstream sends the rest 30 ms later): dir
 // steadier figure on a shared machine: at saturation, throughput is 1 / CPU per request.
 const ratios: number[] = [];
 const cpuRatios: number[] = [];
+const contextRatios: number[] = [];
 const rounds: string[] = [];
 let ourErrors = 0;
 let baseErrors = 0;
 for (let round = 0; round < THROUGHPUT_ROUNDS; round += 1) {
   const base = await throughput(baseline, small);
   const ours = await throughput(proxy, small);
-  baseErrors += base.errors;
+  const context = await throughput(undiciBaseline, small);
+  baseErrors += base.errors + context.errors;
   ourErrors += ours.errors;
   ratios.push(ours.rps / base.rps);
   cpuRatios.push(base.cpuPerRequest / ours.cpuPerRequest);
-  rounds.push(`${ours.rps.toFixed(0)}/${base.rps.toFixed(0)} req/s, ${ours.cpuPerRequest.toFixed(0)}/${base.cpuPerRequest.toFixed(0)} µs CPU per request`);
+  contextRatios.push(ours.rps / context.rps);
+  rounds.push(`${ours.rps.toFixed(0)}/${base.rps.toFixed(0)}/${context.rps.toFixed(0)} req/s, ${ours.cpuPerRequest.toFixed(0)}/${base.cpuPerRequest.toFixed(0)}/${context.cpuPerRequest.toFixed(0)} µs CPU per request`);
 }
 log(`proxies run ${viaTsx ? 'under tsx' : 'as esbuild bundles (plain JavaScript, as the shipped CLI)'}`);
-log(`throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (unstuck/baseline): ${rounds.join('; ')}`);
-log(`throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors: unstuck ${ourErrors}, baseline ${baseErrors}`);
+log(`throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (unstuck / baseline / undici pass-through): ${rounds.join('; ')}`);
+log(`throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors: unstuck ${ourErrors}, baselines ${baseErrors}`);
+log(`context (unstuck / the same pass-through on undici, what repairing and logging cost): median ${percentile(contextRatios, 50).toFixed(2)}x by req/s`);
 
-await Promise.all([proxy.stop(), baseline.stop()]);
+await Promise.all([proxy.stop(), baseline.stop(), undiciBaseline.stop()]);
+const logLines = readFileSync(logFile('unstuck'), 'utf8').split('\n').filter((line) => line.includes('"outcome"')).length;
+log(`unstuck log lines written to its log file: ${logLines} (one per request)`);
 await upstream.close();
 rmSync(bundleDir, { recursive: true, force: true });

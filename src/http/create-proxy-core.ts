@@ -1,7 +1,8 @@
 import type { Profile, ProfileName, RuleId } from '../core/index.js';
-import type { HeaderPair } from './forward-headers.js';
-import { clientHeaderPairs, upstreamHeaderPairs } from './forward-headers.js';
+import type { RawHeaders } from './forward-headers.js';
+import { clientRawHeaders, upstreamRawHeaders } from './forward-headers.js';
 import { healChatBody } from './heal-chat-body.js';
+import { targetOf } from './request-target.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { openAIError } from './openai-error-response.js';
 import type { ProxyMetrics } from './proxy-metrics.js';
@@ -68,7 +69,8 @@ export interface ProxyExchange {
   tooLarge(size: number): LocalAnswer;
   /** The body to send: the same bytes when nothing needs repair, the repaired JSON otherwise. */
   prepare(bytes: Uint8Array | undefined): Uint8Array | undefined;
-  upstreamHeaders(pairs: readonly HeaderPair[]): [string, string][];
+  /** Raw headers (name, value, …) in, raw headers out: node's `rawHeaders` shape. */
+  upstreamHeaders(raw: RawHeaders): string[];
   /** The request is leaving for the upstream now (starts the upstream latency). */
   sending(): void;
   /** Whether an upstream answer with this status must be read whole, for `heal` to decide on it. */
@@ -77,7 +79,7 @@ export interface ProxyExchange {
   heal(status: number, text: string): Uint8Array | undefined;
   /** Upstream response headers arrived with this status. */
   answered(status: number): void;
-  clientHeaders(pairs: readonly HeaderPair[], decoded: boolean): [string, string][];
+  clientHeaders(raw: RawHeaders, decoded: boolean): string[];
   /** The upstream could not answer: the 504/502 to send (or, when the client left, nothing to send). */
   fail(kind: 'timeout' | 'unreachable' | 'client-closed', error?: unknown): LocalAnswer | undefined;
   /** A local answer was sent (health, metrics). */
@@ -150,16 +152,16 @@ class Exchange implements ProxyExchange {
 
   constructor(settings: Settings, method: string, href: string, requestId: string | null | undefined) {
     this.#settings = settings;
-    const url = new URL(href); // throws on a target that is no URL: the adapter answers 400
-    this.entry = { id: idOf(requestId), method, path: url.pathname, status: 0, rules: [], healRetry: false, outcome: 'local', requestBytes: 0, durationMs: 0 };
-    this.#isChat = method === 'POST' && CHAT_PATH.test(url.pathname);
+    const [pathname, search] = targetOf(href); // throws on a target that is no URL: the adapter answers 400
+    this.entry = { id: idOf(requestId), method, path: pathname, status: 0, rules: [], healRetry: false, outcome: 'local', requestBytes: 0, durationMs: 0 };
+    this.#isChat = method === 'POST' && CHAT_PATH.test(pathname);
     this.readsBody = method !== 'GET' && method !== 'HEAD';
-    this.upstreamPath = `${settings.basePath}${url.pathname}${url.search}`;
+    this.upstreamPath = `${settings.basePath}${pathname}${search}`;
     this.url = `${settings.origin}${this.upstreamPath}`;
     this.maxBodyBytes = settings.maxBodyBytes;
     this.timeoutMs = settings.timeoutMs;
-    if (method === 'GET' && url.pathname === '/healthz') this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
-    else if (method === 'GET' && url.pathname === '/metrics') this.local = { status: 200, headers: METRICS_HEADERS, body: settings.metrics.render() };
+    if (method === 'GET' && pathname === '/healthz') this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
+    else if (method === 'GET' && pathname === '/metrics') this.local = { status: 200, headers: METRICS_HEADERS, body: settings.metrics.render() };
   }
 
   tooLarge(size: number): LocalAnswer {
@@ -181,8 +183,8 @@ class Exchange implements ProxyExchange {
     return this.#sent;
   }
 
-  upstreamHeaders(pairs: readonly HeaderPair[]): [string, string][] {
-    return upstreamHeaderPairs(pairs);
+  upstreamHeaders(raw: RawHeaders): string[] {
+    return upstreamRawHeaders(raw);
   }
 
   sending(): void {
@@ -214,8 +216,8 @@ class Exchange implements ProxyExchange {
     this.#settings.metrics.countRequest(status);
   }
 
-  clientHeaders(pairs: readonly HeaderPair[], decoded: boolean): [string, string][] {
-    return clientHeaderPairs(pairs, decoded);
+  clientHeaders(raw: RawHeaders, decoded: boolean): string[] {
+    return clientRawHeaders(raw, decoded);
   }
 
   fail(kind: 'timeout' | 'unreachable' | 'client-closed', error?: unknown): LocalAnswer | undefined {

@@ -1,6 +1,6 @@
 import type { ProxyCore, ProxyExchange, ProxyOptions } from './create-proxy-core.js';
 import { createProxyCore } from './create-proxy-core.js';
-import { pairsOf } from './forward-headers.js';
+import { pairsOfRaw, rawOf } from './forward-headers.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { toResponse } from './openai-error-response.js';
 import type { ProxyMetrics } from './proxy-metrics.js';
@@ -73,7 +73,7 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
       timer.stop();
       request.signal.removeEventListener('abort', onClientGone);
     };
-    const headers = exchange.upstreamHeaders(pairsOf(request.headers));
+    const headers = pairsOfRaw(exchange.upstreamHeaders(rawOf(request.headers)));
     const fail = (error: unknown): Response => {
       release();
       const answer: LocalAnswer | undefined = exchange.fail(timer.fired ? 'timeout' : request.signal.aborted ? 'client-closed' : 'unreachable', error);
@@ -101,7 +101,7 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
     timer.disarm();
     exchange.answered(upstream.status);
     // A 400 read for the heal decision goes back as the text it was (decoded: no content-encoding/length).
-    const responseHeaders = new Headers(exchange.clientHeaders(pairsOf(upstream.headers), text !== undefined || upstream.headers.has('content-encoding')));
+    const responseHeaders = new Headers(pairsOfRaw(exchange.clientHeaders(rawOf(upstream.headers), text !== undefined || upstream.headers.has('content-encoding'))));
     const init = { status: upstream.status, statusText: upstream.statusText, headers: responseHeaders };
     if (text !== undefined) {
       release();

@@ -5,86 +5,131 @@
  * (RFC 9110 §7.6.1 lists them; Proxy-Authenticate/Proxy-Authorization are for the proxy itself,
  * RFC 9110 §11.7). Everything else is end-to-end and goes through, `Authorization` included.
  *
- * The rules work on header pairs, so the handler (fetch `Headers`) and the native server (node's
+ * The rules work on raw header lists, so the handler (fetch `Headers`) and the native server (node's
  * `rawHeaders`) filter through the same code.
  */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'proxy-connection',
-  'keep-alive',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'proxy-authenticate',
-  'proxy-authorization',
+const DROPPED = 1; // hop-by-hop: never forwarded
+const RECOMPUTED_ON_REQUEST = 2; // `host`, `content-length`, `expect`: see below
+const DECODED_ON_RESPONSE = 4; // `content-length`, `content-encoding` of a body we send decoded
+
+/**
+ * One lookup per header name. Recomputed on the request, because the proxy may change what they
+ * describe: `host` names the upstream, not us; `content-length` changes when a body is repaired;
+ * `expect: 100-continue` was answered by our own server, and we send the upstream a body we
+ * already hold (undici's fetch even rejects the header). On the response, a decoded body makes
+ * `content-encoding` and `content-length` describe bytes we do not send.
+ */
+const SPECIAL = new Map<string, number>([
+  ['connection', DROPPED],
+  ['proxy-connection', DROPPED],
+  ['keep-alive', DROPPED],
+  ['te', DROPPED],
+  ['trailer', DROPPED],
+  ['transfer-encoding', DROPPED],
+  ['upgrade', DROPPED],
+  ['proxy-authenticate', DROPPED],
+  ['proxy-authorization', DROPPED],
+  ['host', RECOMPUTED_ON_REQUEST],
+  ['expect', RECOMPUTED_ON_REQUEST],
+  ['content-length', RECOMPUTED_ON_REQUEST | DECODED_ON_RESPONSE],
+  ['content-encoding', DECODED_ON_RESPONSE],
 ]);
 
 /**
- * Headers this proxy recomputes rather than copies, because it may change what they describe:
- * `host` names the upstream, not us; `content-length` changes when a body is repaired; `expect:
- * 100-continue` was answered by our own server, and we send the upstream a body we already hold
- * (undici's fetch even rejects the header).
+ * Headers as node's `rawHeaders` hold them: name, value, name, value… with names in the sender's
+ * case. The native server filters these without building objects; the handler converts.
  */
-const RECOMPUTED_ON_REQUEST = new Set(['host', 'content-length', 'expect']);
-const NONE = new Set<string>();
-/** A decoded body: then `content-encoding` and `content-length` describe bytes we do not send. */
-const DECODED_ON_RESPONSE = new Set(['content-length', 'content-encoding']);
+export type RawHeaders = readonly string[];
 
-/** A header as a pair; names may come in any case (node's rawHeaders keep the sender's). */
-export type HeaderPair = readonly [name: string, value: string];
-
-function endToEnd(pairs: readonly HeaderPair[], recomputed: ReadonlySet<string>): [string, string][] {
+/** The raw headers without hop-by-hop ones, those `Connection` names, and those in `skipped`; names lower-cased. */
+function endToEnd(raw: RawHeaders, skipped: number): string[] {
   let named: Set<string> | undefined;
-  for (const [name, value] of pairs) {
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index] as string;
     if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
-    for (const token of value.split(',')) {
+    for (const token of (raw[index + 1] as string).split(',')) {
       const listed = token.trim().toLowerCase();
       if (listed !== '') (named ??= new Set()).add(listed);
     }
   }
-  const result: [string, string][] = [];
-  for (const [name, value] of pairs) {
-    const lower = isLowerCase(name) ? name : name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || recomputed.has(lower) || named?.has(lower) === true) continue;
-    result.push([lower, value]);
+  const result: string[] = [];
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const given = raw[index] as string;
+    const name = lowerCase(given);
+    const kind = SPECIAL.get(name);
+    if (kind !== undefined && (kind & (DROPPED | skipped)) !== 0) continue;
+    if (named?.has(name) === true) continue;
+    result.push(name, raw[index + 1] as string);
   }
   return result;
 }
 
-/** Most clients send lower-case names (HTTP/2 requires it); checking is cheaper than a new string. */
-function isLowerCase(name: string): boolean {
+/**
+ * Most clients send lower-case names (HTTP/2 requires it); node's own server writes a few
+ * capitalised (Date, Connection, Keep-Alive). Those come from a small table, the rest are checked
+ * before a new string is made.
+ */
+const KNOWN_CAPITALISED = new Map([
+  ['Date', 'date'],
+  ['Connection', 'connection'],
+  ['Keep-Alive', 'keep-alive'],
+  ['Content-Type', 'content-type'],
+  ['Content-Length', 'content-length'],
+  ['Transfer-Encoding', 'transfer-encoding'],
+  ['Host', 'host'],
+  ['Authorization', 'authorization'],
+  ['User-Agent', 'user-agent'],
+  ['Accept', 'accept'],
+]);
+
+function lowerCase(name: string): string {
   for (let index = 0; index < name.length; index += 1) {
     const code = name.charCodeAt(index);
-    if (code >= 65 && code <= 90) return false;
+    if (code >= 65 && code <= 90) return KNOWN_CAPITALISED.get(name) ?? name.toLowerCase();
   }
-  return true;
+  return name;
 }
 
-/** The client's header pairs as they should reach the upstream (names lower-cased). */
-export function upstreamHeaderPairs(pairs: readonly HeaderPair[]): [string, string][] {
-  return endToEnd(pairs, RECOMPUTED_ON_REQUEST);
+/** The value of the first header with this name (given in lower case), or undefined. */
+export function rawValue(raw: RawHeaders, lowerCaseName: string): string | undefined {
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index] as string;
+    if (name.length === lowerCaseName.length && (name === lowerCaseName || name.toLowerCase() === lowerCaseName)) return raw[index + 1];
+  }
+  return undefined;
 }
 
-/** The upstream's header pairs as they should reach the client; `decoded` when the body is sent decompressed. */
-export function clientHeaderPairs(pairs: readonly HeaderPair[], decoded: boolean): [string, string][] {
-  return endToEnd(pairs, decoded ? DECODED_ON_RESPONSE : NONE);
+/** The client's raw headers as they should reach the upstream (names lower-cased). */
+export function upstreamRawHeaders(raw: RawHeaders): string[] {
+  return endToEnd(raw, RECOMPUTED_ON_REQUEST);
 }
 
-/** Pairs of a `Headers`, one per Set-Cookie (iterating a `Headers` joins them). */
-export function pairsOf(headers: Headers): [string, string][] {
+/** The upstream's raw headers as they should reach the client; `decoded` when the body is sent decompressed. */
+export function clientRawHeaders(raw: RawHeaders, decoded: boolean): string[] {
+  return endToEnd(raw, decoded ? DECODED_ON_RESPONSE : 0);
+}
+
+/** A `Headers` as raw headers, one pair per Set-Cookie (iterating a `Headers` joins them). */
+export function rawOf(headers: Headers): string[] {
+  const raw: string[] = [];
+  for (const [name, value] of headers) if (name !== 'set-cookie') raw.push(name, value);
+  for (const cookie of headers.getSetCookie()) raw.push('set-cookie', cookie);
+  return raw;
+}
+
+/** Raw headers as the pairs `new Headers(…)` takes. */
+export function pairsOfRaw(raw: RawHeaders): [string, string][] {
   const pairs: [string, string][] = [];
-  for (const [name, value] of headers) if (name !== 'set-cookie') pairs.push([name, value]);
-  for (const cookie of headers.getSetCookie()) pairs.push(['set-cookie', cookie]);
+  for (let index = 0; index + 1 < raw.length; index += 2) pairs.push([raw[index] as string, raw[index + 1] as string]);
   return pairs;
 }
 
 /** The client's headers as they should reach the upstream. */
 export function toUpstreamHeaders(headers: Headers): Headers {
-  return new Headers(upstreamHeaderPairs(pairsOf(headers)));
+  return new Headers(pairsOfRaw(upstreamRawHeaders(rawOf(headers))));
 }
 
 /** The upstream's headers as they should reach the client (the body as fetch hands it over: decoded). */
 export function toClientHeaders(headers: Headers): Headers {
-  return new Headers(clientHeaderPairs(pairsOf(headers), headers.has('content-encoding')));
+  return new Headers(pairsOfRaw(clientRawHeaders(rawOf(headers), headers.has('content-encoding'))));
 }

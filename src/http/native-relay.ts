@@ -1,41 +1,49 @@
-import { request as httpRequest } from 'node:http';
-import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders, RequestOptions, ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { Agent, IncomingMessage, ServerResponse } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Transform } from 'node:stream';
+import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
+import type { Dispatcher } from 'undici';
+import { Pool } from 'undici';
 import type { ProxyCore, ProxyExchange } from './create-proxy-core.js';
+import { rawValue } from './forward-headers.js';
 import { SilenceTimer } from './silence-timer.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { openAIError } from './openai-error-response.js';
 
 /*
- * The proxy served natively on node streams (docs/decisions/http-native-server.md): the same
- * exchange as `createProxyHandler` — every decision comes from the proxy core — with node's own
- * objects carrying the bytes: the body read into a Buffer, the upstream reached with http.request
- * on a keep-alive agent, its answer piped back with backpressure. No Request, Response, Headers,
- * ReadableStream or AbortSignal per request: on Node 20 those cost more than the proxying itself.
+ * The proxy served natively (docs/decisions/http-native-server.md, http-upstream-undici.md): the
+ * same exchange as `createProxyHandler` — every decision comes from the proxy core — with the
+ * cheapest carriers Node has: the client side on node:http's own request and response objects,
+ * the body read into a Buffer; the upstream side on an undici `Pool` through its `dispatch`
+ * callbacks (no ClientRequest, IncomingMessage or stream per request), its answer written back
+ * with backpressure. No Request, Response, Headers, ReadableStream or AbortSignal per request.
  */
 
+/** createNodeFetch's keep-alive pools: what marks a handler as ours to serve natively. */
 export interface UpstreamAgents {
   'http:': Agent;
   'https:': HttpsAgent;
 }
 
 const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
+/** A 400 is read whole to decide on a heal; a decoded one may not grow past this. */
+const MAX_HEAL_TEXT_BYTES = 8 * 1024 * 1024;
 
-export function relayNative(core: ProxyCore, agents: UpstreamAgents, incoming: IncomingMessage, outgoing: ServerResponse, origin: string): void {
+/** The upstream pool for a proxy core: keep-alive connections, no timeouts of its own (the relay's silence timer is the one). */
+export function createUpstreamPool(core: ProxyCore): Pool {
+  const { protocol, hostname, port } = core.upstream;
+  const host = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
+  return new Pool(`${protocol}//${host}${port === '' ? '' : `:${port}`}`, { connections: 256, headersTimeout: 0, bodyTimeout: 0 });
+}
+
+export function relayNative(core: ProxyCore, pool: Dispatcher, incoming: IncomingMessage, outgoing: ServerResponse, origin: string): void {
   const raw = incoming.rawHeaders;
-  const pairs: [string, string][] = [];
   let requestId: string | undefined;
   let declared = 0;
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = raw[index] as string;
-    const value = raw[index + 1] as string;
-    pairs.push([name, value]);
-    if (name.length === 12 && name.toLowerCase() === 'x-request-id') requestId = value;
-    else if (name.length === 14 && name.toLowerCase() === 'content-length') declared = Number(value);
+    if (name.length === 12 && name.toLowerCase() === 'x-request-id') requestId = raw[index + 1];
+    else if (name.length === 14 && name.toLowerCase() === 'content-length') declared = Number(raw[index + 1]);
   }
   let exchange: ProxyExchange;
   try {
@@ -50,7 +58,7 @@ export function relayNative(core: ProxyCore, agents: UpstreamAgents, incoming: I
     writeAnswer(outgoing, exchange.local);
     return;
   }
-  const relay = new Relay(core, exchange, agents, pairs, incoming, outgoing);
+  const relay = new Relay(exchange, pool, raw, incoming, outgoing);
   if (!exchange.readsBody) {
     relay.start(undefined);
     return;
@@ -83,154 +91,213 @@ export function relayNative(core: ProxyCore, agents: UpstreamAgents, incoming: I
 }
 
 /**
- * One proxied request on node streams, from sending it upstream to the end of the answer. A class,
- * not closures: one object per request with shared methods (this is the hot path).
+ * One proxied request, from sending it upstream to the end of the answer. It is its own undici
+ * dispatch handler (`onConnect` … `onComplete` / `onError`): one object per request, shared methods.
+ * A heal retry dispatches again with the same handler, after the first answer has completed.
  */
-class Relay {
+class Relay implements Dispatcher.DispatchHandlers {
   readonly #exchange: ProxyExchange;
+  readonly #pool: Dispatcher;
   readonly #incoming: IncomingMessage;
   readonly #outgoing: ServerResponse;
-  readonly #options: RequestOptions & { headers: OutgoingHttpHeaders };
-  readonly #secure: boolean;
+  readonly #options: Dispatcher.DispatchOptions & { headers: string[] };
   readonly #timer: SilenceTimer;
-  #upstream: ClientRequest | undefined;
-  #answer: IncomingMessage | undefined;
+  #abort: ((error?: Error) => void) | undefined;
+  #resume: (() => void) | undefined;
+  #status = 0;
+  #statusText = '';
+  #headers: string[] = [];
+  /** How the answer's body is handled: sent as it comes, decoded first, or read whole for the heal decision. */
+  #mode: 'stream' | 'decode' | 'heal' | 'none' = 'none';
+  #encoding: Encoding | undefined;
+  #decoder: Transform | undefined;
+  #parts: Buffer[] = [];
   #clientGone = false;
+  #resent = false;
   /** The client has its answer's status (or a failure was answered): no more sending or failing over. */
   #settled = false;
   #ended = false;
 
-  constructor(core: ProxyCore, exchange: ProxyExchange, agents: UpstreamAgents, pairs: [string, string][], incoming: IncomingMessage, outgoing: ServerResponse) {
+  constructor(exchange: ProxyExchange, pool: Dispatcher, raw: readonly string[], incoming: IncomingMessage, outgoing: ServerResponse) {
     this.#exchange = exchange;
+    this.#pool = pool;
     this.#incoming = incoming;
     this.#outgoing = outgoing;
-    const headers: OutgoingHttpHeaders = {};
-    for (const [name, value] of exchange.upstreamHeaders(pairs)) {
-      const present = headers[name];
-      headers[name] = present === undefined ? value : Array.isArray(present) ? [...present, value] : [String(present), value];
-    }
-    headers['accept-encoding'] = 'identity'; // nothing here decodes a compressed body but `decoderFor` below
-    const target = core.upstream;
-    this.#secure = target.protocol === 'https:';
-    this.#options = { host: target.hostname, port: target.port, path: exchange.upstreamPath, method: incoming.method ?? 'GET', headers, agent: agents[this.#secure ? 'https:' : 'http:'] };
+    const headers = exchange.upstreamHeaders(raw);
+    headers.push('accept-encoding', 'identity'); // nothing here decodes a compressed body but `decoderFor` below
+    this.#options = { path: exchange.upstreamPath, method: (incoming.method ?? 'GET') as Dispatcher.HttpMethod, headers, body: null };
     this.#timer = new SilenceTimer(exchange.timeoutMs, () => this.#onSilence());
   }
 
   start(body: Uint8Array | undefined): void {
     this.#outgoing.once('close', () => this.#onClientClose());
+    this.#outgoing.on('drain', () => this.#onDrain());
     this.#exchange.sending();
-    this.#send(body, false);
+    this.#send(body);
   }
 
-  #send(body: Uint8Array | undefined, resent: boolean): void {
-    if (body !== undefined) this.#options.headers['content-length'] = body.byteLength;
+  #send(body: Uint8Array | undefined): void {
+    this.#options.body = body ?? null;
+    this.#mode = 'none';
     this.#timer.arm();
-    const request = (this.#secure ? httpsRequest : httpRequest)(this.#options);
-    this.#upstream = request;
-    let responded = false;
-    request.once('response', (response: IncomingMessage) => {
-      responded = true;
-      this.#answer = response;
-      this.#onResponse(response);
+    try {
+      this.#pool.dispatch(this.#options, this);
+    } catch (error) {
+      this.onError(error as Error); // options undici refuses (a header value it cannot send)
+    }
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#clientGone) abort(new Error('client closed the connection'));
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    if (status < 200 && status !== 101) return true; // 1xx informational: not forwarded, the answer follows
+    this.#resume = resume;
+    if (this.#clientGone) return false;
+    const raw: string[] = [];
+    for (let index = 0; index < rawHeaders.length; index += 1) raw.push((rawHeaders[index] as Buffer).toString('latin1'));
+    const exchange = this.#exchange;
+    this.#encoding = encodingOf(rawValue(raw, 'content-encoding'));
+    if (exchange.mayHeal(status)) {
+      this.#status = status;
+      this.#statusText = statusText;
+      this.#headers = raw;
+      this.#parts = [];
+      this.#mode = 'heal';
+      return true;
+    }
+    this.#settled = true;
+    this.#timer.arm();
+    exchange.answered(status);
+    const outgoing = this.#outgoing;
+    outgoing.writeHead(status, statusText, exchange.clientHeaders(raw, this.#encoding !== undefined));
+    if (NO_BODY_STATUSES.has(status) || this.#incoming.method === 'HEAD') {
+      this.#mode = 'none';
+      this.#end();
+      return true;
+    }
+    // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
+    if (rawValue(raw, 'content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
+    const decoder = decoderFor(rawValue(raw, 'content-encoding'));
+    if (decoder === undefined) {
+      this.#mode = 'stream';
+      return true;
+    }
+    this.#decoder = decoder;
+    this.#mode = 'decode';
+    decoder.on('data', (chunk: Buffer) => {
+      if (!this.#write(chunk)) decoder.pause();
     });
-    request.once('error', (error: NodeJS.ErrnoException) => {
-      if (responded || this.#clientGone || this.#settled) return; // after an answer, the response side reports failures
-      // A kept-alive socket the upstream closed just as we reused it: the request never reached
-      // it, so it is sent once more on a fresh socket (the retry Node's http docs recommend).
-      if (!resent && request.reusedSocket && !this.#timer.fired && isStaleSocketError(error)) {
-        this.#send(body, true);
+    decoder.on('drain', () => this.#resume?.());
+    decoder.once('end', () => this.#end());
+    decoder.once('error', () => this.#fail());
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    switch (this.#mode) {
+      case 'stream':
+        return this.#write(chunk);
+      case 'decode':
+        this.#timer.arm();
+        return (this.#decoder as Transform).write(chunk);
+      case 'heal':
+        this.#timer.arm();
+        this.#parts.push(chunk);
+        return true;
+      default:
+        return true; // the body of an answer that has none for the client (HEAD, 204)
+    }
+  }
+
+  onComplete(): void {
+    switch (this.#mode) {
+      case 'stream':
+        this.#end();
         return;
-      }
+      case 'decode':
+        this.#decoder?.end();
+        return;
+      case 'heal':
+        this.#healOrAnswer();
+        return;
+      default:
+        return;
+    }
+  }
+
+  onError(error: Error): void {
+    if (this.#ended || this.#clientGone) return;
+    // A kept-alive socket the upstream closed just as we reused it: sent once more, on a fresh
+    // socket (the retry Node's http docs recommend; a fresh socket has read nothing yet).
+    if (!this.#resent && !this.#settled && this.#mode === 'none' && !this.#timer.fired && isReusedSocketClosed(error)) {
+      this.#resent = true;
+      this.#send(this.#options.body as Uint8Array | undefined ?? undefined);
+      return;
+    }
+    if (!this.#settled && this.#mode !== 'heal') {
+      // No answer yet: the client gets the 502/504 fetch would have made of it.
       this.#settled = true;
+      this.#ended = true;
       this.#timer.stop();
       const failure = this.#exchange.fail(this.#timer.fired ? 'timeout' : 'unreachable', error);
       if (failure !== undefined) writeAnswer(this.#outgoing, failure);
-    });
-    request.end(body);
-  }
-
-  #onResponse(response: IncomingMessage): void {
-    if (this.#clientGone) {
-      response.destroy();
       return;
     }
+    this.#fail();
+  }
+
+  /** A 400 read whole: either the one heal retry, or this text back as it was read. */
+  #healOrAnswer(): void {
+    let text: string;
+    try {
+      text = textOf(Buffer.concat(this.#parts), this.#encoding);
+    } catch {
+      this.#fail();
+      return;
+    }
+    this.#parts = [];
     const exchange = this.#exchange;
-    const status = response.statusCode ?? 502;
-    // Read off the raw pairs: `response.headers` would build a second copy of them per request.
-    const pairs = pairsOf(response.rawHeaders);
-    const decoder = decoderFor(valueOf(pairs, 'content-encoding'));
-    const source: Readable = decoder === undefined ? response : pipeline(response, decoder, () => undefined);
-    if (exchange.mayHeal(status)) {
-      this.#readForHeal(response, source, status, pairs);
+    const retry = exchange.heal(this.#status, text);
+    if (retry !== undefined) {
+      this.#send(retry);
       return;
     }
     this.#settled = true;
-    this.#timer.disarm();
-    exchange.answered(status);
-    const outgoing = this.#outgoing;
-    outgoing.writeHead(status, response.statusMessage, exchange.clientHeaders(pairs, decoder !== undefined).flat());
-    if (NO_BODY_STATUSES.has(status) || this.#incoming.method === 'HEAD') {
-      response.resume();
-      this.#end();
-      return;
-    }
-    // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
-    if (valueOf(pairs, 'content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
-
-    // Backpressure both ways: a full client socket pauses the upstream read (and the silence timer:
-    // waiting on a slow client is not a silent upstream); `drain` resumes both.
-    const timer = this.#timer;
-    timer.arm();
-    source.on('data', (chunk: Buffer) => {
-      if (outgoing.write(chunk)) {
-        timer.arm();
-      } else {
-        timer.disarm();
-        source.pause();
-      }
-    });
-    outgoing.on('drain', () => {
-      if (this.#ended) return;
-      timer.arm();
-      source.resume();
-    });
-    source.once('end', () => this.#end());
-    source.once('error', () => undefined); // reported by 'close' without 'end'
-    source.once('close', () => {
-      if (!this.#ended && !this.#clientGone) this.#fail();
-    });
+    exchange.answered(this.#status);
+    const headers = exchange.clientHeaders(this.#headers, true); // sent as the text it was read as
+    headers.push('content-length', String(Buffer.byteLength(text)));
+    this.#outgoing.writeHead(this.#status, this.#statusText, headers);
+    this.#outgoing.end(text);
+    this.#ended = true;
+    this.#timer.stop();
+    exchange.finish('complete');
   }
 
-  /** A 400 is read whole to classify it (error bodies are small): then either the one retry, or this text back. */
-  #readForHeal(response: IncomingMessage, source: Readable, status: number, pairs: [string, string][]): void {
-    const parts: Buffer[] = [];
-    source.on('data', (chunk: Buffer) => parts.push(chunk));
-    source.once('error', () => undefined);
-    source.once('end', () => {
-      const text = Buffer.concat(parts).toString('utf8');
-      const exchange = this.#exchange;
-      const retry = exchange.heal(status, text);
-      if (retry !== undefined) {
-        this.#answer = undefined;
-        this.#send(retry, false);
-        return;
-      }
-      this.#settled = true;
-      exchange.answered(status);
-      const headers = exchange.clientHeaders(pairs, true); // sent as the text it was read as
-      headers.push(['content-length', String(Buffer.byteLength(text))]);
-      this.#outgoing.writeHead(status, response.statusMessage, headers.flat());
-      this.#outgoing.end(text);
-      this.#ended = true;
-      this.#timer.stop();
-      exchange.finish('complete');
-    });
-    source.once('close', () => {
-      if (!this.#settled && !response.complete && this.#answer === response) this.#fail();
-    });
+  /**
+   * Backpressure both ways: a full client socket pauses the upstream read (and the silence timer:
+   * waiting on a slow client is not a silent upstream); `drain` resumes both.
+   */
+  #write(chunk: Buffer): boolean {
+    if (this.#outgoing.write(chunk)) {
+      this.#timer.arm();
+      return true;
+    }
+    this.#timer.disarm();
+    return false;
+  }
+
+  #onDrain(): void {
+    if (this.#ended) return;
+    this.#timer.arm();
+    if (this.#mode === 'decode') this.#decoder?.resume();
+    else this.#resume?.();
   }
 
   #end(): void {
+    if (this.#ended) return;
     this.#ended = true;
     this.#timer.stop();
     this.#outgoing.end();
@@ -238,17 +305,15 @@ class Relay {
   }
 
   #onSilence(): void {
-    const error = new Error(`upstream silent for ${this.#exchange.timeoutMs} ms`);
-    if (this.#answer !== undefined) this.#answer.destroy(error);
-    else this.#upstream?.destroy(error);
+    this.#abort?.(new Error(`upstream silent for ${this.#exchange.timeoutMs} ms`));
   }
 
   #onClientClose(): void {
     if (this.#outgoing.writableFinished || this.#ended) return;
     this.#clientGone = true;
     this.#timer.stop();
-    if (this.#answer !== undefined) this.#answer.destroy();
-    else this.#upstream?.destroy();
+    this.#abort?.(new Error('client closed the connection'));
+    this.#decoder?.destroy();
     if (this.#settled) this.#exchange.finish('client-closed');
     else this.#exchange.fail('client-closed');
     this.#settled = true;
@@ -256,9 +321,11 @@ class Relay {
 
   /** Upstream failed mid-body (a reset, a silence): the client sees a cut response, never a complete one. */
   #fail(): void {
+    if (this.#ended) return;
     this.#settled = true;
     this.#ended = true;
     this.#timer.stop();
+    this.#decoder?.destroy();
     const timedOut = this.#timer.fired;
     if (!this.#outgoing.headersSent) {
       // Cut while its 400 was being read for the heal decision: answered as fetch reports it, a failed upstream.
@@ -269,17 +336,6 @@ class Relay {
     this.#exchange.finish(timedOut ? 'upstream-timeout' : 'upstream-error');
     cutResponse(this.#outgoing);
   }
-}
-
-function valueOf(pairs: readonly [string, string][], lowerCaseName: string): string | undefined {
-  for (const [name, value] of pairs) if (name.length === lowerCaseName.length && name.toLowerCase() === lowerCaseName) return value;
-  return undefined;
-}
-
-function pairsOf(raw: string[]): [string, string][] {
-  const pairs: [string, string][] = [];
-  for (let index = 0; index + 1 < raw.length; index += 2) pairs.push([raw[index] as string, raw[index + 1] as string]);
-  return pairs;
 }
 
 export function writeAnswer(outgoing: ServerResponse, answer: LocalAnswer): void {
@@ -310,15 +366,41 @@ export function cutResponse(outgoing: ServerResponse): void {
   setTimeout(() => socket.destroy(), 5000).unref();
 }
 
+/** undici's "other side closed" on a socket that had already carried an answer: a kept-alive socket gone stale. */
+function isReusedSocketClosed(error: Error): boolean {
+  const socket = (error as { code?: unknown; socket?: { bytesRead?: unknown } }).socket;
+  return (error as { code?: unknown }).code === 'UND_ERR_SOCKET' && typeof socket?.bytesRead === 'number' && socket.bytesRead > 0;
+}
+
 export function isStaleSocketError(error: NodeJS.ErrnoException): boolean {
   return error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.message === 'socket hang up';
 }
 
+type Encoding = 'gzip' | 'deflate' | 'br';
+
+/** The compression of a body an upstream compressed although we asked for identity, or undefined. */
+function encodingOf(contentEncoding: string | undefined): Encoding | undefined {
+  if (contentEncoding === undefined) return undefined;
+  const encoding = contentEncoding.trim().toLowerCase();
+  if (encoding === 'gzip' || encoding === 'x-gzip') return 'gzip';
+  if (encoding === 'deflate' || encoding === 'br') return encoding;
+  return undefined;
+}
+
 /** A decoder for a body an upstream compressed although we asked for identity, or undefined. */
-export function decoderFor(contentEncoding: string | undefined): ReturnType<typeof createGunzip> | undefined {
-  const encoding = (contentEncoding ?? 'identity').trim().toLowerCase();
-  if (encoding === 'gzip' || encoding === 'x-gzip') return createGunzip();
+export function decoderFor(contentEncoding: string | undefined): Transform | undefined {
+  const encoding = encodingOf(contentEncoding);
+  if (encoding === 'gzip') return createGunzip();
   if (encoding === 'deflate') return createInflate();
   if (encoding === 'br') return createBrotliDecompress();
   return undefined;
+}
+
+/** A whole (small) body as text, decoded first when the upstream compressed it. */
+function textOf(bytes: Buffer, encoding: Encoding | undefined): string {
+  const options = { maxOutputLength: MAX_HEAL_TEXT_BYTES };
+  if (encoding === 'gzip') return gunzipSync(bytes, options).toString('utf8');
+  if (encoding === 'deflate') return inflateSync(bytes, options).toString('utf8');
+  if (encoding === 'br') return brotliDecompressSync(bytes, options).toString('utf8');
+  return bytes.toString('utf8');
 }

@@ -7,7 +7,7 @@ import { pipeline, Readable } from 'node:stream';
 import type { ProxyCoreCarrier, ProxyRequest } from './create-proxy-handler.js';
 import { PROXY_CORE } from './create-proxy-handler.js';
 import type { UpstreamAgents } from './native-relay.js';
-import { badRequest, cutResponse, decoderFor, isStaleSocketError, relayNative } from './native-relay.js';
+import { badRequest, createUpstreamPool, cutResponse, decoderFor, isStaleSocketError, relayNative } from './native-relay.js';
 import { toResponse } from './openai-error-response.js';
 
 /*
@@ -26,7 +26,7 @@ export interface ServeOptions {
 
 export interface ServingProxy {
   url: string;
-  /** True when the handler is served natively on node streams (see `serveProxy`). */
+  /** True when the handler is served natively (see `serveProxy`). */
   native: boolean;
   close(): Promise<void>;
 }
@@ -35,8 +35,9 @@ export interface ServingProxy {
  * Serves a handler on node:http.
  *
  * A handler from `createProxyHandler` whose upstream fetch is a `createNodeFetch()` (how the CLI
- * composes it) is served natively: the same proxy core decides everything, node streams carry the
- * bytes (native-relay.ts, docs/decisions/http-native-server.md). Any other handler gets the generic
+ * composes it) is served natively: the same proxy core decides everything, node:http carries the
+ * client side and an undici pool the upstream side (native-relay.ts, docs/decisions/
+ * http-native-server.md and http-upstream-undici.md). Any other handler gets the generic
  * adapter: an IncomingMessage becomes the fields of a `Request` (a `ProxyRequest`, its body
  * streaming), and the `Response` is written back chunk by chunk, waiting for `drain` so a slow
  * client holds back the upstream instead of filling memory.
@@ -45,9 +46,9 @@ export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Re
   const host = options.host ?? '127.0.0.1';
   const carried = handler[PROXY_CORE];
   const agents = (carried?.fetch as NodeFetchCarrier | undefined)?.[UPSTREAM_AGENTS];
-  const native = carried !== undefined && agents !== undefined ? { core: carried.core, agents } : undefined;
+  const native = carried !== undefined && agents !== undefined ? { core: carried.core, pool: createUpstreamPool(carried.core) } : undefined;
   const server = createServer({ noDelay: true }, (incoming, outgoing) => {
-    if (native !== undefined) relayNative(native.core, native.agents, incoming, outgoing, origin);
+    if (native !== undefined) relayNative(native.core, native.pool, incoming, outgoing, origin);
     else void relay(handler, incoming, outgoing, origin);
   });
   server.listen(options.port ?? 8787, host);
@@ -62,6 +63,7 @@ export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Re
       server.close();
       server.closeAllConnections();
       await closed;
+      await native?.pool.destroy();
     },
   };
 }
@@ -250,7 +252,7 @@ export function createNodeFetch(options: { maxSockets?: number } = {}): typeof f
       return await send();
     }
   };
-  // serveProxy finds the pools here, to reach the upstream natively through the same sockets.
+  // serveProxy finds this mark, to serve a handler over this fetch natively (on its own upstream pool).
   return Object.assign(nodeFetch, { [UPSTREAM_AGENTS]: agents }) as typeof fetch;
 }
 
