@@ -2,7 +2,11 @@
  * Session stores: save and load of a seed-sized session (NexForgeCLI session-122357: 3,785
  * messages, about 0.9 M characters of content, tool loops with reasoning_content) and of one ten
  * times larger, as ratios to JSON.stringify / JSON.parse of the same messages in the same run.
- * Peak memory is measured in a fresh child process per operation (maxRSS after, minus RSS before).
+ * Store rows also give the ratio to a plain JSON file through the same disk steps (write, fsync,
+ * rename, directory fsync; read). A Markdown save is measured cold (a new store into an empty
+ * directory), with the same messages again, and after one agent step (the same objects plus
+ * STEP new messages); a journal's step is an append. Peak memory is measured in a fresh child
+ * process per operation (maxRSS after, minus RSS before).
  *
  *   node --import tsx bench/session.bench.ts
  */
@@ -18,6 +22,10 @@ import type { Message } from '../src/core/messages.js';
 import { writeFileAtomic } from '../src/session/atomic-write.js';
 import { seedLikeSession } from './session-fixtures.js';
 import { createJournalStore, createTranscriptStore, formatJournal, formatTranscript, parseJournal, parseTranscript } from '../src/session/index.js';
+import type { SessionStore } from '../src/session/index.js';
+
+/** Messages one agent step adds (an assistant's tool call, its result, the assistant's text). */
+const STEP = 3;
 
 function contentCharacters(messages: readonly Message[]): number {
   let total = 0;
@@ -28,18 +36,35 @@ function contentCharacters(messages: readonly Message[]): number {
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
 
+/** Something to time: `prepare` and `cleanup` run untimed around each timed `run`. */
+interface Operation {
+  prepare?: () => Promise<unknown>;
+  run: () => unknown;
+  cleanup?: () => Promise<unknown>;
+}
+
 /**
- * Fastest wall time of `runs` calls after one warm-up. The fastest run is the one least disturbed
- * by other processes on a shared machine; baseline and candidate are measured the same way.
+ * Fastest wall time of each operation over `runs` rounds after one warm-up, the operations taking
+ * turns within each round. The fastest run is the one least disturbed by other processes on a
+ * shared machine, and taking turns puts a candidate and its baseline under the same load: a
+ * baseline measured seconds apart from its candidate moved by up to 70% on this machine.
  */
-async function time(runs: number, body: () => unknown): Promise<number> {
-  await body();
-  let best = Number.POSITIVE_INFINITY;
+async function timeTogether(runs: number, operations: readonly Operation[]): Promise<number[]> {
+  for (const operation of operations) {
+    await operation.prepare?.();
+    await operation.run();
+    await operation.cleanup?.();
+  }
+  const best = operations.map(() => Number.POSITIVE_INFINITY);
   for (let run = 0; run < runs; run += 1) {
-    collectGarbage(); // each run starts from a collected heap, so one run's garbage is not billed to the next
-    const start = performance.now();
-    await body();
-    best = Math.min(best, performance.now() - start);
+    for (const [index, operation] of operations.entries()) {
+      await operation.prepare?.();
+      collectGarbage(); // each run starts from a collected heap, so one run's garbage is not billed to the next
+      const start = performance.now();
+      await operation.run();
+      best[index] = Math.min(best[index]!, performance.now() - start);
+      await operation.cleanup?.();
+    }
   }
   return best;
 }
@@ -96,30 +121,56 @@ async function main(): Promise<void> {
       const label = `${messages.length} messages, ${(contentCharacters(messages) / 1e6).toFixed(2)} M chars`;
       sizes.push(label);
       const json = JSON.stringify(messages);
-      const stringifyMs = await time(runs, () => JSON.stringify(messages));
-      const parseMs = await time(runs, () => JSON.parse(json));
       const mdText = formatTranscript(messages);
       const jsonlText = formatJournal(messages);
       const mdPath = join(directory, `s${scale}.md`);
       const jsonlPath = join(directory, `s${scale}.jsonl`);
       const jsonFile = join(directory, `s${scale}.json`);
-      const jsonSaveMs = await time(runs, () => writeFileAtomic(jsonFile, Buffer.from(JSON.stringify(messages))));
-      const jsonLoadMs = await time(runs, async () => JSON.parse(await readFile(jsonFile, 'utf8')));
+      // One step of the agent: the same message objects and the last STEP messages new.
+      const before = messages.slice(0, -STEP);
+      const step = messages.slice(-STEP);
+      const stringify: Operation = { run: () => JSON.stringify(messages) };
+      const parse: Operation = { run: () => JSON.parse(json) };
+      const jsonSave: Operation = { run: () => writeFileAtomic(jsonFile, Buffer.from(JSON.stringify(messages))) };
+      const jsonLoad: Operation = { run: async () => JSON.parse(await readFile(jsonFile, 'utf8')) };
+      await jsonSave.run();
       const transcript = createTranscriptStore(mdPath);
       const journal = createJournalStore(jsonlPath);
-      // [format, operation, ms, JSON baseline ms, target, JSON file through the same disk steps (store rows)]
-      const measured: [string, string, number, number, number, number?][] = [
-        ['JSON file', 'stringify + atomic write (context)', jsonSaveMs, stringifyMs, 0],
-        ['JSON file', 'readFile + JSON.parse (context)', jsonLoadMs, parseMs, 0],
-        ['Markdown', 'format (codec)', await time(runs, () => formatTranscript(messages)), stringifyMs, 3],
-        ['Markdown', 'parse (codec)', await time(runs, () => parseTranscript(mdText)), parseMs, 3],
-        ['Markdown', 'store save (fsync, segments)', await time(runs, () => transcript.save(messages)), stringifyMs, 3, jsonSaveMs],
-        ['Markdown', 'store load (read file)', await time(runs, () => transcript.load()), parseMs, 3, jsonLoadMs],
-        ['JSONL', 'format (codec)', await time(runs, () => formatJournal(messages)), stringifyMs, 1.5],
-        ['JSONL', 'parse (codec)', await time(runs, () => parseJournal(jsonlText)), parseMs, 1.5],
-        ['JSONL', 'store save (fsync)', await time(runs, () => journal.save(messages)), stringifyMs, 1.5, jsonSaveMs],
-        ['JSONL', 'store load (read file)', await time(runs, () => journal.load()), parseMs, 1.5, jsonLoadMs],
+      let cold: { directory: string; store: SessionStore } | undefined;
+      const coldSave: Operation = {
+        prepare: async () => {
+          const place = mkdtempSync(join(directory, 'cold-'));
+          cold = { directory: place, store: createTranscriptStore(join(place, 's.md')) };
+        },
+        run: () => cold!.store.save(messages),
+        cleanup: async () => {
+          await cold!.store.close();
+          rmSync(cold!.directory, { recursive: true, force: true });
+        },
+      };
+      // [format, operation, candidate, baseline, target, disk baseline (store rows)]
+      const plan: [string, string, Operation, Operation, number, Operation?][] = [
+        ['JSON file', 'stringify + atomic write (context)', jsonSave, stringify, 0],
+        ['JSON file', 'readFile + JSON.parse (context)', jsonLoad, parse, 0],
+        ['Markdown', 'format (codec)', { run: () => formatTranscript(messages) }, stringify, 3],
+        ['Markdown', 'parse (codec)', { run: () => parseTranscript(mdText) }, parse, 3],
+        ['Markdown', 'store save, cold (new store, empty directory)', coldSave, stringify, 3, jsonSave],
+        ['Markdown', 'store save, same messages again (fsync, segments)', { run: () => transcript.save(messages) }, stringify, 3, jsonSave],
+        ['Markdown', `store save after one step (+${STEP} messages)`, { prepare: () => transcript.save(before), run: () => transcript.save(messages) }, stringify, 3, jsonSave],
+        ['Markdown', 'store load (read file)', { run: () => transcript.load() }, parse, 3, jsonLoad],
+        ['JSONL', 'format (codec)', { run: () => formatJournal(messages) }, stringify, 1.5],
+        ['JSONL', 'parse (codec)', { run: () => parseJournal(jsonlText) }, parse, 1.5],
+        ['JSONL', 'store save (fsync)', { run: () => journal.save(messages) }, stringify, 1.5, jsonSave],
+        ['JSONL', `store append of one step (+${STEP} messages, fsync)`, { prepare: () => journal.save(before), run: () => journal.append!(step) }, stringify, 1.5, jsonSave],
+        ['JSONL', 'store load (read file)', { run: () => journal.load() }, parse, 1.5, jsonLoad],
       ];
+      const measured: [string, string, number, number, number, number | undefined][] = [];
+      for (const [format, operation, candidate, baseline, target, disk] of plan) {
+        const [ms, baselineMs, diskMs] = await timeTogether(runs, disk === undefined ? [candidate, baseline] : [candidate, baseline, disk]);
+        measured.push([format, operation, ms!, baselineMs!, target, diskMs]);
+      }
+      await transcript.save(messages);
+      await journal.save(messages);
       await transcript.close();
       await journal.close();
       const mdBytes = filesSize(directory, `s${scale}.`) - statSync(jsonlPath).size - statSync(jsonFile).size;
@@ -154,7 +205,7 @@ function report(rows: Row[], sizes: string[]): void {
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
   const lines = [
     `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}; load average at the end ${loadavg().map((value) => value.toFixed(1)).join(' ')}`,
-    'times: fastest of 15 runs (x1) or 5 runs (x10) after a warm-up, each from a collected heap; ratios are to JSON.stringify / JSON.parse of the same messages in the same run',
+    'times: fastest of 15 runs (x1) or 5 runs (x10) after a warm-up, each from a collected heap, each row taking turns with its baselines; ratios are to JSON.stringify / JSON.parse of the same messages in the same rounds',
     `sizes: x1 = ${sizes[0]}; x10 = ${sizes[1]}`,
     '',
     '| size | format | operation | ms | JSON baseline ms | ratio | target | ok | vs JSON file (same disk steps) |',
