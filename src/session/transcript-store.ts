@@ -40,7 +40,8 @@ interface SavedBlock {
  * A save after a step costs what changed: a block whose JSON is what this store saved last time
  * (checked against a snapshot, so a message changed in place is seen) is not formatted again,
  * and its file is not read or written again while it is the file this store left (see
- * ensureSegment). Files the store did not write itself are read and hashed before they are kept.
+ * ensureSegment). Files the store did not write itself are read and hashed before they are kept;
+ * a load does that already, so the first save after a load is as cheap as the next ones.
  */
 export function createTranscriptStore(path: string, options: TranscriptStoreOptions = {}): SessionStore {
   const segmentMessages = Math.max(1, Math.floor(options.segmentMessages ?? DEFAULT_SEGMENT_MESSAGES));
@@ -126,7 +127,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       if (sameIdentity(known, await stat(target, { bigint: true }).catch(() => undefined))) return false;
       onDisk.delete(file);
     }
-    const found = await readIdentified(target);
+    const found = await readIdentified(target).catch(() => undefined);
     if (found !== undefined && createHash('sha256').update(found.bytes).digest('hex') === sha256) {
       onDisk.set(file, found.identity);
       return false;
@@ -159,11 +160,15 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     }
     const messages: Message[] = [];
     const problems: SessionProblem[] = [];
-    for (const segment of parsed.segments) {
+    /** While every segment so far is a full block, segment i is block i of the next save. */
+    let aligned = true;
+    for (const [index, segment] of parsed.segments.entries()) {
       const file = join(directory, segment.file);
+      aligned &&= segment.messages === segmentMessages;
       let bytes: Buffer;
+      let identity: BigIntStats;
       try {
-        bytes = await readFile(file);
+        ({ bytes, identity } = await readIdentified(file));
       } catch (error) {
         if (mayRetry && !(await readFile(path).catch(() => mainText)).equals(mainText)) return undefined;
         problems.push({ file: path, line: segment.line, why: `segment file ${segment.file} (${segment.messages} messages) cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): its messages were not recovered` });
@@ -178,6 +183,8 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       if (part.messages.length !== segment.messages) {
         problems.push({ file, why: `the main file declares ${segment.messages} messages in this segment but ${part.messages.length} were read` });
       }
+      // Read whole and intact: the next save can keep this file without formatting or reading it again.
+      if (aligned && sha256 === segment.sha256 && part.problems.length === 0 && part.messages.length === segment.messages) remember(index, segment, identity, part.messages);
       for (const message of part.messages) messages.push(message);
     }
     for (const message of parsed.messages) messages.push(message);
@@ -185,6 +192,14 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     const missing = countProblems(path, parsed.declared, messages.length);
     problems.push(...missing);
     return { messages, problems };
+  }
+
+  /** Block `index` as a load found it, for the next save (only for files named as this store names them). */
+  function remember(index: number, segment: SegmentRef, identity: BigIntStats, messages: readonly Message[]): void {
+    if (segment.file !== `${stem}.seg-${segment.sha256.slice(0, 16)}.md`) return;
+    onDisk.set(segment.file, identity);
+    const snapshot = takeSnapshot(messages);
+    blocks[index] = snapshot === undefined ? undefined : { file: segment.file, sha256: segment.sha256, snapshot };
   }
 
   return {
@@ -201,18 +216,11 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
 }
 
 /** A segment's bytes with the identity they were read under (taken first: a change while reading moves it). */
-async function readIdentified(file: string): Promise<{ bytes: Buffer; identity: BigIntStats } | undefined> {
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch {
-    return undefined;
-  }
+async function readIdentified(file: string): Promise<{ bytes: Buffer; identity: BigIntStats }> {
+  const handle = await open(file, 'r');
   try {
     const identity = await handle.stat({ bigint: true });
     return { bytes: await handle.readFile(), identity };
-  } catch {
-    return undefined;
   } finally {
     await handle.close();
   }

@@ -260,4 +260,33 @@ describe('createTranscriptStore: saves after a step (only what changed is writte
       await directory.dispose();
     }
   });
+
+  it('after a load, the first save keeps the intact segment files it read, and rewrites a damaged one and a changed block', async () => {
+    const directory = await temporaryDirectory();
+    const path = join(directory.path, 'session.md');
+    const first = createTranscriptStore(path, { segmentMessages: 10 });
+    await first.save(toolLoopSession(10));
+    await first.close();
+    const declared = await declaredSegments(path);
+    const damaged = join(directory.path, declared[3]!);
+    await writeFile(damaged, (await readFile(damaged, 'utf8')).replace('# Session transcript', '# Session transcripX'));
+    const store = createTranscriptStore(path, { segmentMessages: 10 });
+    try {
+      const loaded = await store.load();
+      assert.equal(loaded.problems.length, 1); // the damaged segment's digest
+      const before = await segmentIdentities(directory.path);
+      const history = [...loaded.messages, { role: 'user', content: 'next turn' }];
+      history[12]!.content = 'changed in place after the load';
+      await store.save(history);
+      const after = await segmentIdentities(directory.path);
+      assert.equal(after.get(declared[0]!), before.get(declared[0]!));
+      assert.equal(after.get(declared[2]!), before.get(declared[2]!));
+      assert.ok(!after.has(declared[1]!), 'block 2 changed: a new file, the old one removed');
+      assert.notEqual(after.get(declared[3]!), before.get(declared[3]!));
+      assert.deepEqual(await createTranscriptStore(path).load(), { messages: asJson(history), problems: [] });
+    } finally {
+      await store.close();
+      await directory.dispose();
+    }
+  });
 });
