@@ -4,8 +4,9 @@
  * times larger, as ratios to JSON.stringify / JSON.parse of the same messages in the same run.
  * Store rows also give the ratio to a plain JSON file through the same disk steps (write, fsync,
  * rename, directory fsync; read). A Markdown save is measured cold (a new store into an empty
- * directory), with the same messages again, and after one agent step (the same objects plus
- * STEP new messages); a journal's step is an append. Peak memory is measured in a fresh child
+ * directory), with the same messages again, after one agent step (the same objects plus STEP
+ * new messages), and as the first save of a new store after its load (an agent that starts
+ * again); a journal's step is an append. Peak memory is measured in a fresh child
  * process per operation (maxRSS after, minus RSS before).
  *
  *   node --import tsx bench/session.bench.ts
@@ -148,6 +149,20 @@ async function main(): Promise<void> {
           rmSync(cold!.directory, { recursive: true, force: true });
         },
       };
+      // An agent that starts again: a new store loads the session, then saves it with one step more.
+      const restartPath = join(directory, `r${scale}.md`);
+      let restart: { store: SessionStore; loaded: Message[] } | undefined;
+      const saveAfterLoad: Operation = {
+        prepare: async () => {
+          const writer = createTranscriptStore(restartPath);
+          await writer.save(before);
+          await writer.close();
+          const store = createTranscriptStore(restartPath);
+          restart = { store, loaded: (await store.load()).messages };
+        },
+        run: () => restart!.store.save(restart!.loaded.concat(step)),
+        cleanup: () => restart!.store.close(),
+      };
       // [format, operation, candidate, baseline, target, disk baseline (store rows)]
       const plan: [string, string, Operation, Operation, number, Operation?][] = [
         ['JSON file', 'stringify + atomic write (context)', jsonSave, stringify, 0],
@@ -157,6 +172,7 @@ async function main(): Promise<void> {
         ['Markdown', 'store save, cold (new store, empty directory)', coldSave, stringify, 3, jsonSave],
         ['Markdown', 'store save, same messages again (fsync, segments)', { run: () => transcript.save(messages) }, stringify, 3, jsonSave],
         ['Markdown', `store save after one step (+${STEP} messages)`, { prepare: () => transcript.save(before), run: () => transcript.save(messages) }, stringify, 3, jsonSave],
+        ['Markdown', `store save after a load (new store, +${STEP} messages)`, saveAfterLoad, stringify, 3, jsonSave],
         ['Markdown', 'store load (read file)', { run: () => transcript.load() }, parse, 3, jsonLoad],
         ['JSONL', 'format (codec)', { run: () => formatJournal(messages) }, stringify, 1.5],
         ['JSONL', 'parse (codec)', { run: () => parseJournal(jsonlText) }, parse, 1.5],
