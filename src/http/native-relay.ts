@@ -180,7 +180,7 @@ class Relay implements Dispatcher.DispatchHandlers {
     }
     // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
     if (rawValue(raw, 'content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
-    const decoder = decoderFor(rawValue(raw, 'content-encoding'));
+    const decoder = this.#encoding === undefined ? undefined : decoderOf(this.#encoding);
     if (decoder === undefined) {
       this.#mode = 'stream';
       return true;
@@ -390,10 +390,13 @@ function encodingOf(contentEncoding: string | undefined): Encoding | undefined {
 /** A decoder for a body an upstream compressed although we asked for identity, or undefined. */
 export function decoderFor(contentEncoding: string | undefined): Transform | undefined {
   const encoding = encodingOf(contentEncoding);
+  return encoding === undefined ? undefined : decoderOf(encoding);
+}
+
+function decoderOf(encoding: Encoding): Transform {
   if (encoding === 'gzip') return createGunzip();
   if (encoding === 'deflate') return createInflate();
-  if (encoding === 'br') return createBrotliDecompress();
-  return undefined;
+  return createBrotliDecompress();
 }
 
 /** A whole (small) body as text, decoded first when the upstream compressed it. */

@@ -201,16 +201,19 @@ test('createNodeFetch decodes a gzip body an upstream sent although identity was
   assert.deepEqual(await response.json(), { compressed: true });
 });
 
-test('createNodeFetch resends once when a kept-alive socket turns out to be closed, never on a fresh one', async (t) => {
+/**
+ * An upstream that closes a kept-alive socket as its second request arrives (the race a reused
+ * socket meets), and with `refuseFresh` every request. Counts the requests it saw.
+ */
+async function startSocketClosingUpstream(t: { after(fn: () => unknown): void }): Promise<{ port: number; seen(): number; refuseFresh(): void }> {
   const { createServer } = await import('node:http');
   let seen = 0;
-  const perSocket = new WeakMap<object, number>();
   let refuseFresh = false;
+  const perSocket = new WeakMap<object, number>();
   const server = createServer((incoming, outgoing) => {
     seen += 1;
     const count = (perSocket.get(incoming.socket) ?? 0) + 1;
     perSocket.set(incoming.socket, count);
-    // The second request on a socket meets a server that has just closed it.
     if (count > 1 || refuseFresh) {
       incoming.socket.destroy();
       return;
@@ -224,51 +227,34 @@ test('createNodeFetch resends once when a kept-alive socket turns out to be clos
     server.closeAllConnections();
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
-  const { port } = server.address() as { port: number };
+  return { port: (server.address() as { port: number }).port, seen: () => seen, refuseFresh: () => (refuseFresh = true) };
+}
+
+test('createNodeFetch resends once when a kept-alive socket turns out to be closed, never on a fresh one', async (t) => {
+  const upstream = await startSocketClosingUpstream(t);
+  const url = `http://127.0.0.1:${upstream.port}/`;
   const nodeFetch = createNodeFetch();
-  assert.equal(await (await nodeFetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'one' })).text(), 'ok');
-  assert.equal(await (await nodeFetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'two' })).text(), 'ok');
-  assert.equal(seen, 3); // first, the reused socket that failed, the resend
-  refuseFresh = true;
-  await assert.rejects(createNodeFetch()(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'three' }), TypeError);
-  assert.equal(seen, 4);
+  assert.equal(await (await nodeFetch(url, { method: 'POST', body: 'one' })).text(), 'ok');
+  assert.equal(await (await nodeFetch(url, { method: 'POST', body: 'two' })).text(), 'ok');
+  assert.equal(upstream.seen(), 3); // first, the reused socket that failed, the resend
+  upstream.refuseFresh();
+  await assert.rejects(createNodeFetch()(url, { method: 'POST', body: 'three' }), TypeError);
+  assert.equal(upstream.seen(), 4);
 });
 
 test('the native server resends once when a kept-alive upstream socket turns out to be closed, never on a fresh one', async (t) => {
-  const { createServer } = await import('node:http');
   const { createProxyHandler } = await import('../../src/http/create-proxy-handler.js');
-  let seen = 0;
-  const perSocket = new WeakMap<object, number>();
-  let refuseFresh = false;
-  const upstream = createServer((incoming, outgoing) => {
-    seen += 1;
-    const count = (perSocket.get(incoming.socket) ?? 0) + 1;
-    perSocket.set(incoming.socket, count);
-    // The second request on a socket meets a server that has just closed it.
-    if (count > 1 || refuseFresh) {
-      incoming.socket.destroy();
-      return;
-    }
-    incoming.resume();
-    outgoing.end('ok');
-  });
-  upstream.listen(0, '127.0.0.1');
-  await once(upstream, 'listening');
-  const { port } = upstream.address() as { port: number };
-  const proxy = await serveProxy(createProxyHandler({ upstream: `http://127.0.0.1:${port}`, fetch: createNodeFetch() }), { port: 0 });
-  t.after(async () => {
-    await proxy.close();
-    upstream.closeAllConnections();
-    await new Promise<void>((resolve) => upstream.close(() => resolve()));
-  });
+  const upstream = await startSocketClosingUpstream(t);
+  const proxy = await serveProxy(createProxyHandler({ upstream: `http://127.0.0.1:${upstream.port}`, fetch: createNodeFetch() }), { port: 0 });
+  t.after(() => proxy.close());
   assert.equal(proxy.native, true);
   assert.equal(await (await fetch(`${proxy.url}/v1/files`, { method: 'POST', body: 'one' })).text(), 'ok');
   assert.equal(await (await fetch(`${proxy.url}/v1/files`, { method: 'POST', body: 'two' })).text(), 'ok');
-  assert.equal(seen, 3); // first, the reused socket that failed, the resend
-  refuseFresh = true;
+  assert.equal(upstream.seen(), 3); // first, the reused socket that failed, the resend
+  upstream.refuseFresh();
   const refused = await fetch(`${proxy.url}/v1/files`, { method: 'POST', body: 'three' });
   assert.equal(refused.status, 502);
   assert.match(((await refused.json()) as { error: { message: string } }).error.message, /unreachable/);
   // 4: sent on a fresh socket, refused, not resent; 5: on the kept-alive one, then one resend on a fresh socket. Never more.
-  assert.ok([4, 5].includes(seen as number), `seen ${seen}`);
+  assert.ok([4, 5].includes(upstream.seen()), `seen ${upstream.seen()}`);
 });
