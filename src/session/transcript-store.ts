@@ -162,24 +162,13 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     const problems: SessionProblem[] = [];
     /** While every segment so far is a full block, segment i is block i of the next save. */
     let aligned = true;
-    // The next segments are read while this one is parsed: a read is mostly waiting on the
-    // thread pool (open, stat, read, close), and a few segments ahead cost little memory.
-    const reads: (Promise<Read> | undefined)[] = [];
-    const readAhead = (index: number): void => {
-      const segment = parsed.segments[index];
-      if (segment !== undefined && reads[index] === undefined) reads[index] = readIdentified(join(directory, segment.file)).then((read) => read, (error: unknown) => ({ error }));
-    };
     for (const [index, segment] of parsed.segments.entries()) {
       const file = join(directory, segment.file);
       aligned &&= segment.messages === segmentMessages;
-      for (let ahead = index; ahead <= index + READ_AHEAD; ahead += 1) readAhead(ahead);
-      const read = await (reads[index] as Promise<Read>);
-      reads[index] = undefined;
       let bytes: Buffer;
       let identity: BigIntStats;
       try {
-        if ('error' in read) throw read.error;
-        ({ bytes, identity } = read);
+        ({ bytes, identity } = await readIdentified(file));
       } catch (error) {
         if (mayRetry && !(await readFile(path).catch(() => mainText)).equals(mainText)) return undefined;
         problems.push({ file: path, line: segment.line, why: `segment file ${segment.file} (${segment.messages} messages) cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): its messages were not recovered` });
@@ -227,12 +216,6 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
 }
 
 /** A segment's bytes with the identity they were read under (taken first: a change while reading moves it). */
-/** Segment files read ahead of the one being parsed. */
-const READ_AHEAD = 2;
-
-/** A file read with its identity, or why it could not be read (a read ahead never rejects: nobody may be waiting on it yet). */
-type Read = { bytes: Buffer; identity: BigIntStats } | { error: unknown };
-
 async function readIdentified(file: string): Promise<{ bytes: Buffer; identity: BigIntStats }> {
   const handle = await open(file, 'r');
   try {
