@@ -4,9 +4,23 @@ import { mkdir, open, readdir, readFile, rm, stat, utimes, writeFile } from 'nod
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTranscriptStore } from '../../src/session/index.js';
+import type { SessionStore, TranscriptStoreOptions } from '../../src/session/index.js';
 import { asJson, temporaryDirectory, toolLoopSession } from './helpers.js';
 
 const segmentFile = /^session\.seg-[0-9a-f]{16}\.md$/;
+
+/** A transcript store on `session.md` in a new temporary directory, closed and removed after `body`. */
+async function withStore(options: TranscriptStoreOptions, body: (context: { store: SessionStore; path: string; directory: { path: string } }) => Promise<void>): Promise<void> {
+  const directory = await temporaryDirectory();
+  const path = join(directory.path, 'session.md');
+  const store = createTranscriptStore(path, options);
+  try {
+    await body({ store, path, directory });
+  } finally {
+    await store.close();
+    await directory.dispose();
+  }
+}
 
 async function listing(directory: string): Promise<string[]> {
   return (await readdir(directory)).sort();
@@ -45,10 +59,7 @@ async function declaredSegments(path: string): Promise<string[]> {
 
 describe('createTranscriptStore: segments', () => {
   it('splits a long session into digest-named segments the main file declares, and loads it whole', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { segmentMessages: 10 });
-    try {
+    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10); // 41 messages: 4 segments of 10, 1 in the main file
       await store.save(messages);
       const names = await listing(directory.path);
@@ -57,34 +68,22 @@ describe('createTranscriptStore: segments', () => {
       assert.equal(main.split('\n').filter((line) => line.startsWith('<!-- unstuck-segment ')).length, 4);
       assert.match(main, /^- \[messages 31–40\]\(session\.seg-[0-9a-f]{16}\.md\)$/m);
       assert.deepEqual(await store.load(), { messages: asJson(messages), problems: [] });
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 
   it('rewrites only what changed: an append keeps the earlier segment files', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { segmentMessages: 10 });
-    try {
+    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
       const before = (await listing(directory.path)).filter((name) => segmentFile.test(name));
       await store.save([...messages, { role: 'user', content: 'one more' }]);
       const after = (await listing(directory.path)).filter((name) => segmentFile.test(name));
       assert.deepEqual(after, before);
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 
   it('regression (NexForgeCLI stale segments): 130 messages then 3 loads 3, and old segment files are gone', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { segmentMessages: 50 });
-    try {
+    await withStore({ segmentMessages: 50 }, async ({ store, path, directory }) => {
       const long = toolLoopSession(32).concat({ role: 'user', content: 'x' }); // 130 messages
       assert.equal(long.length, 130);
       await store.save(long);
@@ -94,17 +93,11 @@ describe('createTranscriptStore: segments', () => {
       await store.save(short);
       assert.deepEqual(await store.load(), { messages: asJson(short), problems: [] });
       assert.deepEqual(await listing(directory.path), ['session.md', 'session.md.lock']);
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 
   it('never reads a segment file the main file does not declare (left over by a crash before cleanup)', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { segmentMessages: 10 });
-    try {
+    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       await store.save(toolLoopSession(10));
       const oldNames = (await listing(directory.path)).filter((name) => segmentFile.test(name));
       const oldSegment = await readFile(join(directory.path, oldNames[0]!));
@@ -117,10 +110,7 @@ describe('createTranscriptStore: segments', () => {
       // The next save removes the leftover file.
       await store.save(short);
       assert.ok(!(await listing(directory.path)).includes(oldNames[0]!));
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 
   it('lists a missing segment and a segment whose digest does not match, and keeps every intact message', async () => {
@@ -148,26 +138,17 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('removes temporary files a crashed writer left behind', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path);
-    try {
+    await withStore({}, async ({ store, path, directory }) => {
       await writeFile(join(directory.path, '.session.md.tmp-999999-0123abcd'), 'half a save');
       await store.save([{ role: 'user', content: 'hi' }]);
       assert.deepEqual(await listing(directory.path), ['session.md', 'session.md.lock']);
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 });
 
 describe('createTranscriptStore: saves after a step (only what changed is written)', () => {
   it('leaves the unchanged segment files alone, adds the new one, and loads each save exactly', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { segmentMessages: 10 });
-    try {
+    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10); // 41: 4 segments
       await store.save(messages);
       const before = await segmentIdentities(directory.path);
@@ -183,34 +164,22 @@ describe('createTranscriptStore: saves after a step (only what changed is writte
       assert.equal(after.size, 5);
       for (const [name, identity] of before) assert.equal(after.get(name), identity, name);
       assert.deepEqual(await createTranscriptStore(path).load(), { messages: asJson(longer), problems: [] });
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 
   it('writes a block whose messages were changed in place since the last save', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { segmentMessages: 10 });
-    try {
+    await withStore({ segmentMessages: 10 }, async ({ store, path }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
       messages[3]!.content = 'changed in place';
       (messages[14]!.tool_calls![0]!.function as { arguments: string }).arguments = '{"path":"other.ts"}';
       await store.save(messages);
       assert.deepEqual(await createTranscriptStore(path).load(), { messages: asJson(messages), problems: [] });
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 
   it('does not trust a segment file changed behind its back, even with its size and times put back', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { segmentMessages: 10 });
-    try {
+    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
       const segment = join(directory.path, (await declaredSegments(path))[1]!);
@@ -229,10 +198,7 @@ describe('createTranscriptStore: saves after a step (only what changed is writte
       await rm(segment);
       await store.save(messages);
       assert.ok((await readFile(segment)).equals(original));
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 
   it('a new store reuses the intact segment files of an earlier save and rewrites a damaged one', async () => {
