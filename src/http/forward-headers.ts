@@ -64,28 +64,11 @@ function endToEnd(raw: RawHeaders, skipped: number): string[] {
   return result;
 }
 
-/**
- * Most clients send lower-case names (HTTP/2 requires it); node's own server writes a few
- * capitalised (Date, Connection, Keep-Alive). Those come from a small table, the rest are checked
- * before a new string is made.
- */
-const KNOWN_CAPITALISED = new Map([
-  ['Date', 'date'],
-  ['Connection', 'connection'],
-  ['Keep-Alive', 'keep-alive'],
-  ['Content-Type', 'content-type'],
-  ['Content-Length', 'content-length'],
-  ['Transfer-Encoding', 'transfer-encoding'],
-  ['Host', 'host'],
-  ['Authorization', 'authorization'],
-  ['User-Agent', 'user-agent'],
-  ['Accept', 'accept'],
-]);
-
+/** Most clients send lower-case names (HTTP/2 requires it); checking is cheaper than a new string. */
 function lowerCase(name: string): string {
   for (let index = 0; index < name.length; index += 1) {
     const code = name.charCodeAt(index);
-    if (code >= 65 && code <= 90) return KNOWN_CAPITALISED.get(name) ?? name.toLowerCase();
+    if (code >= 65 && code <= 90) return name.toLowerCase();
   }
   return name;
 }

@@ -1,5 +1,4 @@
-import type { Agent, IncomingMessage, ServerResponse } from 'node:http';
-import type { Agent as HttpsAgent } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
 import type { Dispatcher } from 'undici';
@@ -18,12 +17,6 @@ import { openAIError } from './openai-error-response.js';
  * callbacks (no ClientRequest, IncomingMessage or stream per request), its answer written back
  * with backpressure. No Request, Response, Headers, ReadableStream or AbortSignal per request.
  */
-
-/** createNodeFetch's keep-alive pools: what marks a handler as ours to serve natively. */
-export interface UpstreamAgents {
-  'http:': Agent;
-  'https:': HttpsAgent;
-}
 
 const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
 /** A 400 is read whole to decide on a heal; a decoded one may not grow past this. */
@@ -103,6 +96,8 @@ class Relay implements Dispatcher.DispatchHandlers {
   readonly #options: Dispatcher.DispatchOptions & { headers: string[] };
   readonly #timer: SilenceTimer;
   #abort: ((error?: Error) => void) | undefined;
+  /** The body of the attempt in flight (what a resend sends again). */
+  #body: Uint8Array | undefined;
   #resume: (() => void) | undefined;
   #status = 0;
   #statusText = '';
@@ -137,6 +132,7 @@ class Relay implements Dispatcher.DispatchHandlers {
   }
 
   #send(body: Uint8Array | undefined): void {
+    this.#body = body;
     this.#options.body = body ?? null;
     this.#mode = 'none';
     this.#timer.arm();
@@ -234,7 +230,7 @@ class Relay implements Dispatcher.DispatchHandlers {
     // socket (the retry Node's http docs recommend; a fresh socket has read nothing yet).
     if (!this.#resent && !this.#settled && this.#mode === 'none' && !this.#timer.fired && isReusedSocketClosed(error)) {
       this.#resent = true;
-      this.#send(this.#options.body as Uint8Array | undefined ?? undefined);
+      this.#send(this.#body);
       return;
     }
     if (!this.#settled && this.#mode !== 'heal') {

@@ -6,7 +6,6 @@ import type { AddressInfo } from 'node:net';
 import { pipeline, Readable } from 'node:stream';
 import type { ProxyCoreCarrier, ProxyRequest } from './create-proxy-handler.js';
 import { PROXY_CORE } from './create-proxy-handler.js';
-import type { UpstreamAgents } from './native-relay.js';
 import { badRequest, createUpstreamPool, cutResponse, decoderFor, isStaleSocketError, relayNative } from './native-relay.js';
 import { toResponse } from './openai-error-response.js';
 
@@ -45,8 +44,8 @@ export interface ServingProxy {
 export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Response>) & ProxyCoreCarrier, options: ServeOptions = {}): Promise<ServingProxy> {
   const host = options.host ?? '127.0.0.1';
   const carried = handler[PROXY_CORE];
-  const agents = (carried?.fetch as NodeFetchCarrier | undefined)?.[UPSTREAM_AGENTS];
-  const native = carried !== undefined && agents !== undefined ? { core: carried.core, pool: createUpstreamPool(carried.core) } : undefined;
+  const ours = (carried?.fetch as NodeFetchCarrier | undefined)?.[NODE_FETCH] === true;
+  const native = carried !== undefined && ours ? { core: carried.core, pool: createUpstreamPool(carried.core) } : undefined;
   const server = createServer({ noDelay: true }, (incoming, outgoing) => {
     if (native !== undefined) relayNative(native.core, native.pool, incoming, outgoing, origin);
     else void relay(handler, incoming, outgoing, origin);
@@ -197,7 +196,7 @@ function readableOf(incoming: IncomingMessage): ReadableStream<Uint8Array> {
  */
 export function createNodeFetch(options: { maxSockets?: number } = {}): typeof fetch {
   const maxSockets = options.maxSockets ?? 256;
-  const agents: UpstreamAgents = { 'http:': new Agent({ keepAlive: true, maxSockets }), 'https:': new HttpsAgent({ keepAlive: true, maxSockets }) };
+  const agents = { 'http:': new Agent({ keepAlive: true, maxSockets }), 'https:': new HttpsAgent({ keepAlive: true, maxSockets }) };
 
   const nodeFetch = async function nodeFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const request = typeof input === 'object' && !(input instanceof URL) ? input : undefined;
@@ -253,13 +252,13 @@ export function createNodeFetch(options: { maxSockets?: number } = {}): typeof f
     }
   };
   // serveProxy finds this mark, to serve a handler over this fetch natively (on its own upstream pool).
-  return Object.assign(nodeFetch, { [UPSTREAM_AGENTS]: agents }) as typeof fetch;
+  return Object.assign(nodeFetch, { [NODE_FETCH]: true }) as typeof fetch;
 }
 
 const STALE = Symbol('stale keep-alive socket');
-const UPSTREAM_AGENTS = Symbol('unstuck upstream agents');
+const NODE_FETCH = Symbol('unstuck node fetch');
 interface NodeFetchCarrier {
-  [UPSTREAM_AGENTS]?: UpstreamAgents;
+  [NODE_FETCH]?: boolean;
 }
 
 async function bodyBytes(body: RequestInit['body'] | ArrayBuffer | undefined): Promise<Uint8Array | undefined> {

@@ -8,7 +8,7 @@ const PLAIN_TARGET = /^https?:\/\/[\w\-.:[\]]+(\/[\w\-/]*)(\?[\w\-.=&%+,:]*)?$/;
 /** [pathname, search] as `new URL(href)` gives them. */
 export function targetOf(href: string): [string, string] {
   const plain = PLAIN_TARGET.exec(href);
-  if (plain !== null && !plain[1]!.includes('//')) return [plain[1]!, plain[2] === '?' ? '' : (plain[2] ?? '')];
+  if (plain !== null) return [plain[1]!, plain[2] === '?' ? '' : (plain[2] ?? '')];
   const url = new URL(href);
   return [url.pathname, url.search];
 }
