@@ -142,7 +142,7 @@ describe('formatTranscript / parseTranscript', () => {
   });
 
   it('reads a session whose markers fill many decoding groups in order, and a bad marker in one loses only its message', () => {
-    // About 130 kB of markers: several groups of the reader's 43 K base64 characters, one marker larger than a group.
+    // About 334 K base64 characters of markers: eight groups of the reader's 43 K, one marker (80 K) larger than a group.
     const messages: Message[] = asJson([
       ...Array.from({ length: 300 }, (_unused, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `${index}: ${'会话 text '.repeat(20 + (index % 7) * 10)}` })),
       { role: 'tool', tool_call_id: 'big', content: 'x'.repeat(60_000) },
