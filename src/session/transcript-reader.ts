@@ -1,7 +1,6 @@
 /** Reads the Markdown transcript (format: transcript-codec.ts): never throws, lists what it cannot read. */
 import { Buffer, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import type { Hash } from 'node:crypto';
 import type { Message } from '../core/messages.js';
 import { isMessage } from '../core/messages.js';
 import type { Fence } from './fence.js';
@@ -43,16 +42,26 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
  * Reads a transcript file's bytes without decoding all of them as UTF-8 (as slow as JSON.parse
  * itself): every line that matters is ASCII, and UTF-8 never puts an ASCII byte inside a
  * multi-byte character, so a latin1 view of the bytes has the same lines, markers and fences.
+ * `verified`: the caller knows the bytes are exactly what the writer wrote (the whole file's
+ * sha256 matches the one its main file declares), so the markers' own digest is not computed.
  */
-export function parseTranscriptBytes(bytes: Buffer, file: string): ParsedTranscript {
+export function parseTranscriptBytes(bytes: Buffer, file: string, options: { verified?: boolean } = {}): ParsedTranscript {
   const text = bytes.toString('latin1');
-  return readOwnFile(text, file) ?? parseView(text, file, true);
+  return readOwnFile(text, file, options.verified === true) ?? parseView(text, file, true);
 }
 
 const HEADER_START = '<!-- unstuck-session ';
 const MARKER_LINE = `\n${MARKER_PREFIX}`;
 const PREFIX_LENGTH = MARKER_PREFIX.length;
 const HEADING_LINE = '\n## ';
+
+/** What decoding feeds the markers' JSON to: their digest, or nothing. */
+interface Digest {
+  update(data: string | Uint8Array): Digest;
+}
+
+/** Stands in for the markers' digest when the caller has checked the whole file's digest already. */
+const NO_DIGEST: Digest = { update: () => NO_DIGEST };
 
 /**
  * The fast path for a file this module wrote: collect the whole-line markers with a string
@@ -63,7 +72,7 @@ const HEADING_LINE = '\n## ';
  * after its ` -->`) returns undefined and the full reader takes over, with fences, and lists what
  * it finds.
  */
-function readOwnFile(text: string, file: string): ParsedTranscript | undefined {
+function readOwnFile(text: string, file: string, verified = false): ParsedTranscript | undefined {
   if (!text.startsWith(HEADER_START)) return undefined;
   const first = text.indexOf(MARKER_LINE);
   // The head: header, title, segment declarations; it ends where the first message's heading starts.
@@ -82,9 +91,14 @@ function readOwnFile(text: string, file: string): ParsedTranscript | undefined {
   }
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];
-  const digest = createHash('sha256');
-  decodeMarkers(markers, file, { at: () => 0 }, messages, problems, digest);
-  if (problems.length > 0 || digest.digest('hex') !== head.digest) return undefined;
+  if (verified) {
+    decodeMarkers(markers, file, { at: () => 0 }, messages, problems, NO_DIGEST);
+    if (problems.length > 0) return undefined;
+  } else {
+    const digest = createHash('sha256');
+    decodeMarkers(markers, file, { at: () => 0 }, messages, problems, digest);
+    if (problems.length > 0 || digest.digest('hex') !== head.digest) return undefined;
+  }
   const result: ParsedTranscript = { messages, problems, segments: head.segments };
   if (head.declared !== undefined) result.declared = head.declared;
   return result;
@@ -224,7 +238,7 @@ interface MarkerPayload {
  * base64, bad UTF-8, bad JSON, a payload that is not exactly one message) falls back to reading
  * the markers one by one, each failure listed with its line.
  */
-function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Hash): void {
+function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Digest): void {
   // In groups of about GROUP_CHARS of base64, so each group's JSON text is a young-heap object.
   let start = 0;
   while (start < markers.length) {
@@ -242,7 +256,7 @@ function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: {
  */
 const GROUP_CHARS = 43 * 1024;
 
-function decodeGroup(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Hash): void {
+function decodeGroup(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Digest): void {
   if (markers.length === 0) return;
   let bound = 2;
   for (const marker of markers) bound += (marker.payload.length >>> 2) * 3 + 1;

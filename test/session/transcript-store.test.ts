@@ -137,6 +137,38 @@ describe('createTranscriptStore: segments', () => {
     }
   });
 
+  it('checks the markers of a segment whose file digest does not match: a swapped marker is listed, not read as saved', async () => {
+    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
+      const messages = toolLoopSession(10);
+      await store.save(messages);
+      const main = await readFile(path, 'utf8');
+      const second = join(directory.path, /file=(session\.seg-[0-9a-f]{16}\.md)/g.exec(main.slice(main.indexOf('file=session.seg-') + 1))![1]!);
+      // A well-formed marker for another message in place of message 12's: only the markers' digest can tell.
+      const forged = Buffer.from(JSON.stringify({ role: 'user', content: 'forged' })).toString('base64');
+      const text = await readFile(second, 'utf8');
+      const lines = text.split('\n');
+      const at = lines.findIndex((line, index) => line.startsWith('<!-- nf-msg ') && lines.slice(0, index).filter((candidate) => candidate.startsWith('<!-- nf-msg ')).length === 1);
+      lines[at] = `<!-- nf-msg ${forged} -->`;
+      await writeFile(second, lines.join('\n'));
+      const loaded = await createTranscriptStore(path).load();
+      assert.ok(loaded.problems.some((problem) => problem.file === second && /digest does not match the one the main file declares/.test(problem.why)), JSON.stringify(loaded.problems));
+      assert.ok(loaded.problems.some((problem) => problem.file === second && /marker lines do not match the digest in the header/.test(problem.why)), JSON.stringify(loaded.problems));
+    });
+  });
+
+  it('loads segments of very different sizes exactly (each read into the buffer the last one left, or a larger one)', async () => {
+    await withStore({ segmentMessages: 3 }, async ({ store, path }) => {
+      const sizes = [10, 200_000, 10, 10, 1_000_000, 50, 10];
+      const messages = asJson(sizes.flatMap((size, index) => [
+        { role: 'user', content: `${index}: ${'会'.repeat(size)}` },
+        { role: 'assistant', content: `ok ${index}` },
+        { role: 'user', content: 'next' },
+      ]));
+      await store.save(messages);
+      assert.deepEqual(await createTranscriptStore(path).load(), { messages, problems: [] });
+    });
+  });
+
   it('removes temporary files a crashed writer left behind', async () => {
     await withStore({}, async ({ store, path, directory }) => {
       await writeFile(join(directory.path, '.session.md.tmp-999999-0123abcd'), 'half a save');
