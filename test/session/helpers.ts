@@ -4,11 +4,25 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { Message } from '../../src/core/messages.js';
 import { formatTranscript } from '../../src/session/index.js';
+import type { SessionStore } from '../../src/session/index.js';
 
 /** A fresh temporary directory, removed by `dispose`. */
 export async function temporaryDirectory(): Promise<{ path: string; dispose(): Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), 'unstuck-session-'));
   return { path, dispose: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** `create(path)` on file `name` in a new temporary directory; the store is closed and the directory removed after `body`. */
+export async function withStore<S extends SessionStore>(name: string, create: (path: string) => S, body: (context: { store: S; path: string; directory: { path: string } }) => Promise<void>): Promise<void> {
+  const directory = await temporaryDirectory();
+  const path = join(directory.path, name);
+  const store = create(path);
+  try {
+    await body({ store, path, directory });
+  } finally {
+    await store.close();
+    await directory.dispose();
+  }
 }
 
 /** What a store must give back: the messages as JSON sees them. */

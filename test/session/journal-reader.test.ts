@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import type { Message } from '../../src/core/messages.js';
 import { createJournalStore, formatJournal, parseJournal } from '../../src/session/index.js';
 import { readJournalFile } from '../../src/session/journal-reader.js';
-import { adversarialMessage, asJson, temporaryDirectory, toolLoopSession } from './helpers.js';
+import { adversarialMessage, asJson, temporaryDirectory, toolLoopSession, withStore } from './helpers.js';
 
 /** Piece sizes that cut lines everywhere: inside a line, at its break, longer than several lines. */
 const CHUNKS = [1, 2, 3, 5, 17, 64, 1000, undefined];
@@ -91,32 +91,20 @@ describe('readJournalFile (the journal read in pieces)', () => {
 
 describe('createJournalStore: the tail before the first append', () => {
   it('cuts off a torn last line longer than one read from the end, and appends after the rest', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.jsonl');
-    const store = createJournalStore(path);
-    try {
+    await withStore('session.jsonl', createJournalStore, async ({ store, path }) => {
       const messages = asJson(toolLoopSession(2));
       await writeFile(path, `${formatJournal(messages)}{"role":"user","content":"${'x'.repeat(200_000)}`);
       await store.append!([{ role: 'user', content: 'next' }]);
       assert.deepEqual(await store.load(), { messages: [...messages, { role: 'user', content: 'next' }], problems: [] });
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 
   it('gives a whole last message its lost line break', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.jsonl');
-    const store = createJournalStore(path);
-    try {
+    await withStore('session.jsonl', createJournalStore, async ({ store, path }) => {
       const messages = asJson(toolLoopSession(1));
       await writeFile(path, formatJournal(messages).slice(0, -1));
       await store.append!([{ role: 'user', content: 'next' }]);
       assert.equal(await readFile(path, 'utf8'), formatJournal([...messages, { role: 'user', content: 'next' }]));
-    } finally {
-      await store.close();
-      await directory.dispose();
-    }
+    });
   });
 });

@@ -5,21 +5,13 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTranscriptStore } from '../../src/session/index.js';
 import type { SessionStore, TranscriptStoreOptions } from '../../src/session/index.js';
-import { asJson, temporaryDirectory, toolLoopSession } from './helpers.js';
+import { asJson, temporaryDirectory, toolLoopSession, withStore } from './helpers.js';
 
 const segmentFile = /^session\.seg-[0-9a-f]{16}\.md$/;
 
 /** A transcript store on `session.md` in a new temporary directory, closed and removed after `body`. */
-async function withStore(options: TranscriptStoreOptions, body: (context: { store: SessionStore; path: string; directory: { path: string } }) => Promise<void>): Promise<void> {
-  const directory = await temporaryDirectory();
-  const path = join(directory.path, 'session.md');
-  const store = createTranscriptStore(path, options);
-  try {
-    await body({ store, path, directory });
-  } finally {
-    await store.close();
-    await directory.dispose();
-  }
+function withTranscriptStore(options: TranscriptStoreOptions, body: (context: { store: SessionStore; path: string; directory: { path: string } }) => Promise<void>): Promise<void> {
+  return withStore('session.md', (path) => createTranscriptStore(path, options), body);
 }
 
 async function listing(directory: string): Promise<string[]> {
@@ -59,7 +51,7 @@ async function declaredSegments(path: string): Promise<string[]> {
 
 describe('createTranscriptStore: segments', () => {
   it('splits a long session into digest-named segments the main file declares, and loads it whole', async () => {
-    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10); // 41 messages: 4 segments of 10, 1 in the main file
       await store.save(messages);
       const names = await listing(directory.path);
@@ -72,7 +64,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('rewrites only what changed: an append keeps the earlier segment files', async () => {
-    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
       const before = (await listing(directory.path)).filter((name) => segmentFile.test(name));
@@ -83,7 +75,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('regression (NexForgeCLI stale segments): 130 messages then 3 loads 3, and old segment files are gone', async () => {
-    await withStore({ segmentMessages: 50 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 50 }, async ({ store, path, directory }) => {
       const long = toolLoopSession(32).concat({ role: 'user', content: 'x' }); // 130 messages
       assert.equal(long.length, 130);
       await store.save(long);
@@ -97,7 +89,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('never reads a segment file the main file does not declare (left over by a crash before cleanup)', async () => {
-    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       await store.save(toolLoopSession(10));
       const oldNames = (await listing(directory.path)).filter((name) => segmentFile.test(name));
       const oldSegment = await readFile(join(directory.path, oldNames[0]!));
@@ -114,10 +106,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('lists a missing segment and a segment whose digest does not match, and keeps every intact message', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { segmentMessages: 10 });
-    try {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
       await store.close();
@@ -132,22 +121,19 @@ describe('createTranscriptStore: segments', () => {
       assert.ok(loaded.problems.some((problem) => problem.file === path && /cannot be read/.test(problem.why) && problem.why.includes(declared[1]!)));
       assert.ok(loaded.problems.some((problem) => problem.file === third && /digest/.test(problem.why)));
       assert.ok(loaded.problems.some((problem) => /declares 41 messages but 31/.test(problem.why)));
-    } finally {
-      await directory.dispose();
-    }
+    });
   });
 
   it('checks the markers of a segment whose file digest does not match: a swapped marker is listed, not read as saved', async () => {
-    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
-      const main = await readFile(path, 'utf8');
-      const second = join(directory.path, /file=(session\.seg-[0-9a-f]{16}\.md)/g.exec(main.slice(main.indexOf('file=session.seg-') + 1))![1]!);
+      const second = join(directory.path, (await declaredSegments(path))[1]!);
       // A well-formed marker for another message in place of message 12's: only the markers' digest can tell.
       const forged = Buffer.from(JSON.stringify({ role: 'user', content: 'forged' })).toString('base64');
       const text = await readFile(second, 'utf8');
       const lines = text.split('\n');
-      const at = lines.findIndex((line, index) => line.startsWith('<!-- nf-msg ') && lines.slice(0, index).filter((candidate) => candidate.startsWith('<!-- nf-msg ')).length === 1);
+      const at = lines.flatMap((line, index) => (line.startsWith('<!-- nf-msg ') ? [index] : []))[1]!;
       lines[at] = `<!-- nf-msg ${forged} -->`;
       await writeFile(second, lines.join('\n'));
       const loaded = await createTranscriptStore(path).load();
@@ -157,7 +143,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('loads segments of very different sizes exactly (each read into the buffer the last one left, or a larger one)', async () => {
-    await withStore({ segmentMessages: 3 }, async ({ store, path }) => {
+    await withTranscriptStore({ segmentMessages: 3 }, async ({ store, path }) => {
       const sizes = [10, 200_000, 10, 10, 1_000_000, 50, 10];
       const messages = asJson(sizes.flatMap((size, index) => [
         { role: 'user', content: `${index}: ${'会'.repeat(size)}` },
@@ -170,7 +156,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('removes temporary files a crashed writer left behind', async () => {
-    await withStore({}, async ({ store, path, directory }) => {
+    await withTranscriptStore({}, async ({ store, path, directory }) => {
       await writeFile(join(directory.path, '.session.md.tmp-999999-0123abcd'), 'half a save');
       await store.save([{ role: 'user', content: 'hi' }]);
       assert.deepEqual(await listing(directory.path), ['session.md', 'session.md.lock']);
@@ -180,7 +166,7 @@ describe('createTranscriptStore: segments', () => {
 
 describe('createTranscriptStore: saves after a step (only what changed is written)', () => {
   it('leaves the unchanged segment files alone, adds the new one, and loads each save exactly', async () => {
-    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10); // 41: 4 segments
       await store.save(messages);
       const before = await segmentIdentities(directory.path);
@@ -200,7 +186,7 @@ describe('createTranscriptStore: saves after a step (only what changed is writte
   });
 
   it('writes a block whose messages were changed in place since the last save', async () => {
-    await withStore({ segmentMessages: 10 }, async ({ store, path }) => {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
       messages[3]!.content = 'changed in place';
@@ -211,7 +197,7 @@ describe('createTranscriptStore: saves after a step (only what changed is writte
   });
 
   it('does not trust a segment file changed behind its back, even with its size and times put back', async () => {
-    await withStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
       const segment = join(directory.path, (await declaredSegments(path))[1]!);

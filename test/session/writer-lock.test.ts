@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { isUnstuckError } from '../../src/core/errors.js';
 import { createJournalStore, createTranscriptStore } from '../../src/session/index.js';
 import { bundleChild } from './bundle-child.js';
-import { temporaryDirectory } from './helpers.js';
+import { temporaryDirectory, withStore } from './helpers.js';
 
 let bundleDirectory: Awaited<ReturnType<typeof temporaryDirectory>>;
 let child: string;
@@ -81,18 +81,13 @@ describe('the writer lock', () => {
   });
 
   it('takes over a lock whose process is gone', async () => {
-    const directory = await temporaryDirectory();
-    const path = join(directory.path, 'session.md');
-    const store = createTranscriptStore(path, { lockTimeoutMs: 1000 });
-    try {
+    await withStore('session.md', (path) => createTranscriptStore(path, { lockTimeoutMs: 1000 }), async ({ store, path }) => {
       await writeFile(`${path}.lock`, JSON.stringify({ pid: await deadPid(), host: hostname(), since: 'earlier' }));
       await store.save([{ role: 'user', content: 'after a crash' }]);
       assert.equal(JSON.parse(await readFile(`${path}.lock`, 'utf8')).pid, process.pid);
       await store.close();
       await assert.rejects(readFile(`${path}.lock`), { code: 'ENOENT' });
-    } finally {
-      await directory.dispose();
-    }
+    });
   });
 
   it('waits for, and never takes, a live lock: in one process, another host, or half-written just now', async () => {
