@@ -3,12 +3,16 @@ import { UnstuckError } from '../../core/errors.js';
 import type { Io } from '../io.js';
 import { loadChatBackend } from '../chat/chat-backend.js';
 import type { ChatBackend } from '../chat/chat-backend.js';
+import { createTerminalAsk } from '../chat/ask-on-terminal.js';
+import { createProjectTrustAsk } from '../chat/ask-project-trust.js';
 import { formatConfigWarning, loadChatConfig } from '../chat/chat-config.js';
+import type { TrustMode } from '../chat/chat-config.js';
 import type { ChatContext, SessionChoice } from '../chat/chat-context.js';
 import { explainNetworkErrors } from '../chat/explain-network-error.js';
 import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
+import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
 
 /** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
 export function createChatCommand(dependencies: { loadBackend: () => Promise<ChatBackend>; fetch?: typeof fetch } = { loadBackend: loadChatBackend }): Command {
@@ -25,6 +29,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       profile: { type: 'string' },
       thinking: { type: 'boolean' },
       yes: { type: 'boolean', short: 'y' },
+      'trust-project': { type: 'boolean' },
     },
     optionHelp: {
       prompt: 'Ask once, print the answer and exit (the prompt may also come on stdin)',
@@ -35,6 +40,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       profile: 'Provider rules to keep the history valid for (default: guessed from the URL)',
       thinking: 'Ask for thinking mode (DeepSeek reasoning)',
       yes: 'Write files and run commands without asking',
+      'trust-project': 'Trust .unstuck/config.json as it is now (its endpoint, model, system prompt); remembered until it changes',
     },
     async run({ values, positionals }, io) {
       return await runChat(values, positionals, io, dependencies);
@@ -65,8 +71,16 @@ async function runChat(
     ...(typeof values.profile === 'string' ? { profile: values.profile } : {}),
     ...(values.thinking === true ? { thinking: true } : {}),
   };
-  const { config, warnings } = await loadChatConfig({ flags, env: io.env, cwd: io.cwd });
+  // A project file's endpoint, model and system prompt count only once trusted: asked in the
+  // interactive chat, never taken silently by a one-shot run (see docs/decisions/chat-project-trust.md).
+  const trust: TrustMode = values['trust-project'] === true
+    ? { mode: 'grant' }
+    : prompt === undefined
+      ? { mode: 'ask', ask: createProjectTrustAsk({ ask: createTerminalAsk(io.stdin, io.stdout), style: createTerminalStyle(colorWanted(io.stdout, io.env)), write: (text) => io.stdout.write(text) }) }
+      : { mode: 'never' };
+  const { config, warnings, notes } = await loadChatConfig({ flags, env: io.env, cwd: io.cwd, trust });
   for (const warning of warnings) io.stderr.write(`unstuck chat: warning: ${formatConfigWarning(warning)}\n`);
+  for (const note of notes) io.stderr.write(`unstuck chat: ${note}\n`);
   const context: ChatContext = {
     io,
     config,
