@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createEmulator } from '../../src/emulator/index.js';
-import type { Emulator } from '../../src/emulator/index.js';
+import type { Emulator, Step } from '../../src/emulator/index.js';
 import { cleanEnv, NODE_ARGS, runChatBinary } from './harness/run-chat-binary.js';
 import { hasTmux, openTmuxTerminal } from './harness/tmux-terminal.js';
 
@@ -16,7 +16,7 @@ after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function listening(script: Parameters<typeof createEmulator>[0]['script']): Promise<{ emulator: Emulator; url: string; close(): Promise<void> }> {
+async function listening(script: Step[]): Promise<{ emulator: Emulator; url: string; close(): Promise<void> }> {
   const emulator = createEmulator({ profile: 'deepseek', script });
   const server = await emulator.listen();
   return { emulator, url: server.url, close: () => server.close() };

@@ -11,7 +11,9 @@ import type { ChatContext, SessionChoice } from '../chat/chat-context.js';
 import { explainNetworkErrors } from '../chat/explain-network-error.js';
 import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
+import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
+import { isSecretName } from '../chat/tools/command-environment.js';
 import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
 
 /** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
@@ -81,6 +83,9 @@ async function runChat(
   const { config, warnings, notes } = await loadChatConfig({ flags, env: io.env, cwd: io.cwd, trust });
   for (const warning of warnings) io.stderr.write(`unstuck chat: warning: ${formatConfigWarning(warning)}\n`);
   for (const note of notes) io.stderr.write(`unstuck chat: ${note}\n`);
+  // The key is in `config` now: out of the environment, and out of the block /proc/<pid>/environ
+  // shows, so no command the model runs can read it there (docs/decisions/chat-command-environment.md).
+  if (io.env === process.env) eraseInitialEnvironment(Object.keys(io.env).filter((name) => PROVIDER_KEYS.includes(name) || isSecretName(name)));
   const context: ChatContext = {
     io,
     config,
@@ -92,6 +97,8 @@ async function runChat(
   if (prompt !== undefined) return await runOneShot(context, { prompt, session, json });
   return await runInteractive(context, { session });
 }
+
+const PROVIDER_KEYS = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY'];
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
