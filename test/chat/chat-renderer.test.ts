@@ -37,6 +37,8 @@ describe('the chat renderer', () => {
         'thinking: Let me look at the file.',
         '[tool] read_file path="notes.md"',
         '  [done] read_file: 2 lines',
+        '    | one',
+        '    | two',
         '[tool] run_command command="make"',
         '  [failed] run_command: run_command was not allowed by the user',
         'The file has two lines.',
@@ -54,7 +56,7 @@ describe('the chat renderer', () => {
   it('keeps the answer alone on its stream when notes go elsewhere', () => {
     const { answer, notes } = render([...turn.slice(2, 4), ...turn.slice(6)], { color: false, separate: true });
     assert.equal(answer, 'The file has two lines.\n');
-    assert.equal(notes, '[tool] read_file path="notes.md"\n  [done] read_file: 2 lines\n');
+    assert.equal(notes, '[tool] read_file path="notes.md"\n  [done] read_file: 2 lines\n    | one\n    | two\n');
   });
 
   it('says when a turn was aborted, and what was repaired', () => {
@@ -67,6 +69,37 @@ describe('the chat renderer', () => {
       { color: false },
     );
     assert.equal(answer, 'repaired the history before sending: 1 change\n  - message 4: result-synthesized: answered c9 as not completed\nHalf an ans\n(turn aborted; the session is kept)\n');
+  });
+
+  it('shows a bounded preview of a tool\'s output, all of it with output: full, and escapes what would drive the terminal (issue 12, Low)', () => {
+    const result = ['exit code 0', ...Array.from({ length: 20 }, (_, index) => `line ${index + 1}`), 'evil \x1b[2J\x1b]0;pwned\x07 end'].join('\n');
+    const events: AgentEvent[] = [
+      { type: 'tool-call-start', id: 'c1', name: 'run_command', arguments: '{"command":"make"}' },
+      { type: 'tool-call-end', id: 'c1', name: 'run_command', result, isError: false },
+    ];
+    const { answer } = render(events, { color: false });
+    assert.equal(
+      answer,
+      [
+        '[tool] run_command command="make"',
+        '  [done] run_command: 22 lines',
+        '    | exit code 0',
+        '    | line 1',
+        '    | line 2',
+        '    | line 3',
+        '    | ... 16 more lines (/output shows them all)',
+        '    | line 20',
+        '    | evil \\x1b[2J\\x1b]0;pwned\\x07 end',
+        '',
+      ].join('\n'),
+    );
+    assert.doesNotMatch(answer, /\x1b/);
+    let full = '';
+    const writer = { write: (text: string) => (full += text) };
+    const renderer = createChatRenderer({ answer: writer, notes: writer, style: createTerminalStyle(false), spinner: createSpinner(writer, { enabled: false, unicode: false }), reasoning: true, fancy: false, output: 'full' });
+    for (const event of events) renderer.handle(event);
+    assert.equal(full.split('\n').filter((line) => line.startsWith('    | ')).length, 22);
+    assert.deepEqual(renderer.lastOutputs(), [{ name: 'run_command', result }]);
   });
 
   it('summarizes tool arguments on one short line', () => {

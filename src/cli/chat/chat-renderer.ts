@@ -17,15 +17,23 @@ export interface ChatRenderer {
   handle(event: AgentEvent): void;
   /** A line of the chat's own (not the model's), such as a command's answer. */
   note(text: string): void;
+  /** The tool results of the last block, whole, for `/output`. */
+  lastOutputs(): { name: string; result: string }[];
 }
+
+/** How much of each tool result is shown under its call: a preview (first and last lines), all of it, or none. */
+export type OutputShown = 'preview' | 'full' | 'none';
 
 /**
  * Draws a turn as it happens: the answer streams to `answer`; reasoning (dimmed), tool calls,
  * retries, repairs and errors go to `notes`. Interactive chat passes stdout for both; one-shot
  * keeps stdout for the answer alone.
  */
-export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean }): ChatRenderer {
+export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown }): ChatRenderer {
   const { answer, notes, style, spinner, fancy } = options;
+  const shown = options.output ?? 'preview';
+  let outputs: { name: string; result: string }[] = [];
+  let blockOpen = false;
   let mode: 'idle' | 'text' | 'reasoning' = 'idle';
   let answerAtLineStart = true;
   let notesAtLineStart = true;
@@ -86,6 +94,9 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
     note(text) {
       line(text);
     },
+    lastOutputs() {
+      return outputs;
+    },
     handle(event) {
       switch (event.type) {
         case 'text-delta': {
@@ -110,15 +121,22 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           return;
         }
         case 'tool-call-start':
+          if (!blockOpen) outputs = [];
+          blockOpen = true;
           running.set(event.id, event.name);
           line(style.cyan(`${fancy ? '⚙' : '[tool]'} ${event.name} ${summarizeArguments(event.arguments)}`.trimEnd()));
           afterTools();
           return;
         case 'tool-call-end': {
           running.delete(event.id);
+          if (running.size === 0) blockOpen = false;
+          outputs.push({ name: event.name, result: event.result });
           const first = firstLine(event.result);
           if (event.isError) line(style.red(`  ${fancy ? '✗' : '[failed]'} ${event.name}: ${first}`));
           else line(style.dim(`  ${fancy ? '✓' : '[done]'} ${event.name}: ${describeResult(event.result)}`));
+          if (shown !== 'none' && event.result.includes('\n')) {
+            for (const text of previewOutput(event.result, shown === 'full' ? Infinity : PREVIEW_HEAD, shown === 'full' ? 0 : PREVIEW_TAIL)) line(style.dim(`    ${fancy ? '│' : '|'} ${text}`));
+          }
           afterTools();
           return;
         }
@@ -171,13 +189,34 @@ export function summarizeArguments(text: string, limit = 120): string {
   return clip(summary.replace(/\s+/g, ' '), limit);
 }
 
+const PREVIEW_HEAD = 4;
+const PREVIEW_TAIL = 2;
+const PREVIEW_WIDTH = 160;
+
+/**
+ * The lines of a tool result shown under its call: the first `head` and the last `tail`, with a
+ * line saying how many are left out, each cut to a terminal width. Control characters are made
+ * visible: a file or a command's output must not be able to drive the terminal (escape sequences).
+ */
+export function previewOutput(result: string, head: number, tail: number): string[] {
+  const lines = result.replace(/\n$/, '').split('\n');
+  const pick = lines.length <= head + tail + 1 ? lines : [...lines.slice(0, head), `... ${lines.length - head - tail} more lines (/output shows them all)`, ...lines.slice(lines.length - tail)];
+  return pick.map((text) => clip(visible(text), PREVIEW_WIDTH));
+}
+
+/** C0 and C1 controls (and DEL) as `\xNN`, tabs as spaces. */
+export function visible(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\t/g, '  ').replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 function describeResult(result: string): string {
   const lines = result === '' ? 0 : result.split('\n').length;
-  return lines <= 1 ? clip(result, 80) : `${lines} lines`;
+  return lines <= 1 ? clip(visible(result), 80) : `${lines} lines`;
 }
 
 function firstLine(text: string): string {
-  return clip(text.split('\n')[0] ?? '', 200);
+  return clip(visible(text.split('\n')[0] ?? ''), 200);
 }
 
 function clip(text: string, limit: number): string {

@@ -32,6 +32,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       thinking: { type: 'boolean' },
       yes: { type: 'boolean', short: 'y' },
       'trust-project': { type: 'boolean' },
+      'full-output': { type: 'boolean' },
     },
     optionHelp: {
       prompt: 'Ask once, print the answer and exit (the prompt may also come on stdin)',
@@ -42,6 +43,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       profile: 'Provider rules to keep the history valid for (default: guessed from the URL)',
       thinking: 'Ask for thinking mode (DeepSeek reasoning)',
       yes: 'Write files and run commands without asking',
+      'full-output': 'Show each tool result whole under its call (default: its first and last lines)',
       'trust-project': 'Trust .unstuck/config.json as it is now (its endpoint, model, system prompt); remembered until it changes',
     },
     async run({ values, positionals }, io) {
@@ -93,6 +95,7 @@ async function runChat(
     sessions: createSessionDirectory(io.cwd),
     fetch: explainNetworkErrors(dependencies.fetch ?? globalThis.fetch),
     yes: values.yes === true,
+    ...(values['full-output'] === true ? { output: 'full' as const } : {}),
   };
   if (prompt !== undefined) return await runOneShot(context, { prompt, session, json });
   return await runInteractive(context, { session });
