@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -63,6 +63,18 @@ describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('refuses a .unstuck that is a symbolic link (a repository could point it anywhere), in one line', async () => {
+    const dir = join(cwd, 'linked');
+    const elsewhere = join(cwd, 'elsewhere');
+    await mkdir(dir);
+    await mkdir(elsewhere);
+    await symlink(elsewhere, join(dir, '.unstuck'));
+    const result = await runChatBinary(['chat', '--base-url', 'http://127.0.0.1:9/v1', '-p', 'hi'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
+    assert.equal(result.code, 2);
+    assert.equal(result.stderr, `unstuck chat: ${join(dir, '.unstuck')}: is a symbolic link; refusing to keep sessions through it (remove it or make it a folder)\n`);
+    assert.deepEqual(await readdir(elsewhere), []);
   });
 
   it('knows secrets by name, and keeps them out even when listed in UNSTUCK_COMMAND_ENV', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -80,6 +80,9 @@ describe('what a change will do is shown before it is allowed (issue 12, Low)', 
       await terminal.type('/output');
       const all = await terminal.waitFor(/row 12\n>$/, { after: before });
       for (let index = 1; index <= 12; index += 1) assert.match(all.slice(before), new RegExp(`row ${index}\\b`));
+      // The input history is the person's own: 0600 in a 0700 folder.
+      assert.equal((await stat(join(dir, '.unstuck', 'history'))).mode & 0o777, 0o600);
+      assert.equal((await stat(join(dir, '.unstuck'))).mode & 0o777, 0o700);
     } finally {
       await terminal.close();
       await server.close();

@@ -102,6 +102,16 @@ describe('the chat renderer', () => {
     assert.deepEqual(renderer.lastOutputs(), [{ name: 'run_command', result }]);
   });
 
+  it('on a terminal, shows the model\'s control characters instead of obeying them (a bare CR, escapes), keeping lines', () => {
+    let out = '';
+    const writer = { write: (text: string) => (out += text) };
+    const renderer = createChatRenderer({ answer: writer, notes: writer, style: createTerminalStyle(false), spinner: createSpinner(writer, { enabled: false, unicode: false }), reasoning: true, fancy: false, terminal: true });
+    renderer.handle({ type: 'text-delta', text: 'safe\r\nline\tok\rHIDDEN\x1b]0;title\x07\x1b[2J' });
+    assert.equal(out, 'safe\nline\tok\\x0dHIDDEN\\x1b]0;title\\x07\\x1b[2J');
+    // Not a terminal (one-shot to a file or pipe): the answer is passed on as it is.
+    assert.equal(render([{ type: 'text-delta', text: 'a\rb' }], { color: false }).answer, 'a\rb');
+  });
+
   it('summarizes tool arguments on one short line', () => {
     assert.equal(summarizeArguments('{"path":"a.ts","offset":3}'), 'path="a.ts" offset=3');
     assert.equal(summarizeArguments('not json\nat all'), 'not json at all');

@@ -1,5 +1,5 @@
 import { visible } from './chat-renderer.js';
-import { readConfigText } from './read-config-text.js';
+import { readSmallFile } from './read-small-file.js';
 import type { ToolCallInfo } from './tool-call-context.js';
 import { resolveInWorkspace } from './tools/resolve-in-workspace.js';
 
@@ -22,7 +22,7 @@ export async function previewChange(call: ToolCallInfo, root: string): Promise<s
   if (call.name === 'write_file' && typeof args['content'] === 'string' && typeof args['path'] === 'string') {
     let before = '';
     try {
-      const read = await readConfigText(await resolveInWorkspace(root, args['path']));
+      const read = await readSmallFile(await resolveInWorkspace(root, args['path']));
       if (read.kind === 'text') before = read.text;
       else if (read.kind === 'unreadable') return [`(the current content cannot be shown: ${read.reason})`, ...diffLines('', args['content'])];
     } catch {

@@ -7,7 +7,7 @@ import type { ConfigSettings, ConfigWarning, SettingName } from './config-settin
 import { isHttpURL, parseConfigSettings, SENSITIVE_SETTINGS } from './config-settings.js';
 import { createProjectTrust, sha256Of } from './project-trust.js';
 import type { ProjectTrust } from './project-trust.js';
-import { readConfigText } from './read-config-text.js';
+import { readSmallFile } from './read-small-file.js';
 import { userConfigDirectory } from './user-config-directory.js';
 
 export { formatConfigWarning } from './config-settings.js';
@@ -142,7 +142,7 @@ function environmentSettings(env: Record<string, string | undefined>): ConfigSet
 }
 
 async function readSettings(path: string, shown: string, warnings: ConfigWarning[]): Promise<ConfigSettings> {
-  const read = await readConfigText(path);
+  const read = await readSmallFile(path);
   if (read.kind === 'missing') return {};
   if (read.kind === 'unreadable') {
     warnings.push({ file: shown, message: `cannot be read (${read.reason}), ignored` });
@@ -165,7 +165,7 @@ async function readProject(cwd: string, trust: ProjectTrust, trustMode: TrustMod
     if (trustMode.mode === 'grant') notes.push(`no ${file} here to trust`);
     return {};
   }
-  const read = await readConfigText(path);
+  const read = await readSmallFile(path);
   if (read.kind !== 'text') {
     if (read.kind === 'unreadable') warnings.push({ file, message: `cannot be read (${read.reason}), ignored` });
     return {};

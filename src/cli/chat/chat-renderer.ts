@@ -29,8 +29,11 @@ export type OutputShown = 'preview' | 'full' | 'none';
  * retries, repairs and errors go to `notes`. Interactive chat passes stdout for both; one-shot
  * keeps stdout for the answer alone.
  */
-export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown }): ChatRenderer {
+export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown; terminal?: boolean }): ChatRenderer {
   const { answer, notes, style, spinner, fancy } = options;
+  // On a terminal the model's own text is shown with its control characters made visible: an
+  // answer must not move the cursor, rewrite lines (a bare CR) or set the window title.
+  const shownText = options.terminal === true ? (text: string): string => visibleKeepingLines(text) : (text: string): string => text;
   const shown = options.output ?? 'preview';
   let outputs: { name: string; result: string }[] = [];
   let blockOpen = false;
@@ -103,7 +106,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           if (event.text === '') return;
           if (mode !== 'text') endBlock();
           mode = 'text';
-          answer.write(event.text);
+          answer.write(shownText(event.text));
           answerAtLineStart = event.text.endsWith('\n');
           if (shared) notesAtLineStart = answerAtLineStart;
           return;
@@ -115,7 +118,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
             if (!style.enabled) notes.write('thinking: ');
           }
           mode = 'reasoning';
-          notes.write(style.dim(event.text));
+          notes.write(style.dim(shownText(event.text)));
           notesAtLineStart = event.text.endsWith('\n');
           if (shared) answerAtLineStart = notesAtLineStart;
           return;
@@ -208,6 +211,12 @@ export function previewOutput(result: string, head: number, tail: number): strin
 export function visible(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/\t/g, '  ').replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** `visible`, but newlines and tabs kept, and CRLF read as a newline. */
+function visibleKeepingLines(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\r\n/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 function describeResult(result: string): string {

@@ -15,9 +15,9 @@ export const CHAT_DIRECTORY = '.unstuck';
 export async function ensurePrivateDirectory(cwd: string): Promise<string> {
   const path = join(cwd, CHAT_DIRECTORY);
   const info = await lstat(path).catch(() => undefined);
-  if (info?.isSymbolicLink() === true) throw new UnstuckError('USAGE', `${CHAT_DIRECTORY} is a symbolic link; refusing to keep sessions through it (remove it or make it a folder)`, { file: path });
+  if (info?.isSymbolicLink() === true) throw new UnstuckError('USAGE', `is a symbolic link; refusing to keep sessions through it (remove it or make it a folder)`, { file: path });
   if (info === undefined) await mkdir(path, { recursive: true, mode: 0o700 });
-  else if (!info.isDirectory()) throw new UnstuckError('USAGE', `${CHAT_DIRECTORY} is not a folder`, { file: path });
+  else if (!info.isDirectory()) throw new UnstuckError('USAGE', `is not a folder`, { file: path });
   if (((info?.mode ?? 0) & 0o777) !== 0o700) await chmod(path, 0o700).catch(() => undefined);
   await writeFile(join(path, '.gitignore'), '*\n', { flag: 'wx', mode: 0o600 }).catch(() => undefined);
   return path;

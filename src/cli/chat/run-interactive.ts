@@ -41,7 +41,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
   const style = createTerminalStyle(colorWanted(io.stdout, io.env));
   const out = io.stdout;
   const spinner = createSpinner(out, { enabled: terminal, unicode: style.enabled });
-  const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled, ...(context.output === undefined ? {} : { output: context.output }) });
+  const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled, terminal, ...(context.output === undefined ? {} : { output: context.output }) });
 
   let pendingAnswer: ((line: string) => void) | undefined;
   // The question is answered by the next line readline emits (see the 'line' handler below).

@@ -36,7 +36,7 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
   const notes = { write: (text: string) => io.stderr.write(text) };
   const renderer = input.json
     ? undefined
-    : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled, ...(context.output === undefined ? {} : { output: context.output }) });
+    : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled, terminal: io.stdout.isTTY === true, ...(context.output === undefined ? {} : { output: context.output }) });
   // A person at a terminal is asked; a script (stdin not a terminal, or --json) is not: changes are declined.
   const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createAskingConfirm({ ask: createTerminalAsk(io.stdin, io.stderr), style, hold: () => renderer?.hold(), release: () => renderer?.release(), preview: (call) => previewChange(call, io.cwd) }) : denyAll;
   const tools: Tool[] = withCallContext(createBuiltinTools({ root: io.cwd, confirm, env: io.env }));

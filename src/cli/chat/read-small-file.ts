@@ -1,17 +1,17 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 
-/** A config file is small; anything larger is not one. */
+/** A config file (or a file shown in a preview) is small; anything larger is not read. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
-export type ConfigText = { kind: 'missing' } | { kind: 'unreadable'; reason: string } | { kind: 'text'; bytes: Buffer; text: string };
+export type SmallFile = { kind: 'missing' } | { kind: 'unreadable'; reason: string } | { kind: 'text'; bytes: Buffer; text: string };
 
 /**
- * The bytes of a config file, read once (the digest and the settings come from the same bytes).
- * Opened non-blocking and refused unless it is a regular file: a FIFO planted as the config must
+ * The bytes of a small file, read once (a config's digest and settings come from the same bytes).
+ * Opened non-blocking and refused unless it is a regular file: a FIFO planted in the project must
  * not hang the start.
  */
-export async function readConfigText(path: string): Promise<ConfigText> {
+export async function readSmallFile(path: string): Promise<SmallFile> {
   let handle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
