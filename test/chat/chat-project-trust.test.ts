@@ -71,7 +71,7 @@ describe('a project config cannot redirect the key (issue 12, High 2)', () => {
     try {
       const { dir, env } = await setup('model-writes', mine.url);
       await writeFile(join(dir, '.unstuck', 'config.json'), JSON.stringify({ baseURL: trustedEndpoint.url }));
-      const first = await runChatBinary(['chat', '--trust-project', '--yes', '-p', 'go'], { cwd: dir, env: { ...env, TARGET: attacker.url } });
+      const first = await runChatBinary(['chat', '--trust-project', '--yes', '-p', 'go'], { cwd: dir, env: { ...env, TARGET: attacker.url, UNSTUCK_COMMAND_ENV: 'TARGET' } });
       assert.equal(first.code, 0, first.stderr);
       assert.equal(JSON.parse(await readFile(join(dir, '.unstuck', 'config.json'), 'utf8')).baseURL, attacker.url);
 
