@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
 import { ensurePrivateDirectory } from './private-directory.js';
@@ -84,6 +84,8 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
   const ensure = async (): Promise<void> => {
     await ensurePrivateDirectory(cwd);
     await mkdir(path, { recursive: true, mode: 0o700 });
+    // A folder made by an older version is 0755: closed now too.
+    await chmod(path, 0o700).catch(() => undefined);
   };
   return {
     path,
