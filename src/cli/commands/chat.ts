@@ -38,7 +38,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       prompt: 'Ask once, print the answer and exit (the prompt may also come on stdin)',
       json: 'With a one-shot prompt: print one JSON object (answer, tool calls, repairs, status)',
       resume: 'Continue a session of .unstuck/sessions/: SESSION-ID, or the newest',
-      model: 'Model name (default deepseek-chat, or "model" in .unstuck/config.json)',
+      model: 'Model name (default deepseek-chat, or "model" in your config or a trusted .unstuck/config.json)',
       'base-url': 'OpenAI-compatible endpoint; the key then comes from OPENAI_API_KEY',
       profile: 'Provider rules to keep the history valid for (default: guessed from the URL)',
       thinking: 'Ask for thinking mode (DeepSeek reasoning)',
