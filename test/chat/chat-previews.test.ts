@@ -9,7 +9,7 @@ import { createTerminalStyle } from '../../src/cli/chat/terminal-style.js';
 import { withCallContext } from '../../src/cli/chat/tool-call-context.js';
 import type { Tool } from '../../src/cli/chat/agent-port.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import { cleanEnv, NODE_ARGS } from './harness/run-chat-binary.js';
+import { cleanEnv, NODE_ARGS, runChatBinary } from './harness/run-chat-binary.js';
 import { hasTmux, openTmuxTerminal } from './harness/tmux-terminal.js';
 
 let cwd: string;
@@ -85,6 +85,24 @@ describe('what a change will do is shown before it is allowed (issue 12, Low)', 
       assert.equal((await stat(join(dir, '.unstuck'))).mode & 0o777, 0o700);
     } finally {
       await terminal.close();
+      await server.close();
+    }
+  });
+
+  it('-p: a script reading stderr gets the call lines only; --full-output shows each result whole', async () => {
+    const dir = await mkdtemp(join(cwd, 'one-shot-'));
+    await writeFile(join(dir, 'rows.txt'), `${Array.from({ length: 12 }, (_, index) => `row ${index + 1}`).join('\n')}\n`);
+    const emulator = createEmulator({ profile: 'deepseek', script: [{ toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: 'rows.txt' }) }] }, { text: 'ok' }, { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: 'rows.txt' }) }] }, { text: 'ok' }] });
+    const server = await emulator.listen();
+    try {
+      const args = ['chat', '--base-url', server.url, '--profile', 'deepseek', '-p', 'read'];
+      const quiet = await runChatBinary(args, { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
+      assert.equal(quiet.code, 0, quiet.stderr);
+      assert.doesNotMatch(quiet.stderr, /row 1/);
+      const full = await runChatBinary([...args, '--full-output'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
+      assert.equal(full.code, 0, full.stderr);
+      for (let index = 1; index <= 12; index += 1) assert.match(full.stderr, new RegExp(`\\| .*row ${index}\\b`));
+    } finally {
       await server.close();
     }
   });

@@ -29,7 +29,7 @@ export type OutputShown = 'preview' | 'full' | 'none';
  * retries, repairs and errors go to `notes`. Interactive chat passes stdout for both; one-shot
  * keeps stdout for the answer alone.
  */
-export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown; terminal?: boolean }): ChatRenderer {
+export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown; terminal?: boolean; moreHint?: string }): ChatRenderer {
   const { answer, notes, style, spinner, fancy } = options;
   // On a terminal the model's own text is shown with its control characters made visible: an
   // answer must not move the cursor, rewrite lines (a bare CR) or set the window title.
@@ -138,7 +138,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           if (event.isError) line(style.red(`  ${fancy ? '✗' : '[failed]'} ${event.name}: ${first}`));
           else line(style.dim(`  ${fancy ? '✓' : '[done]'} ${event.name}: ${describeResult(event.result)}`));
           if (shown !== 'none' && event.result.includes('\n')) {
-            for (const text of previewOutput(event.result, shown === 'full' ? Infinity : PREVIEW_HEAD, shown === 'full' ? 0 : PREVIEW_TAIL)) line(style.dim(`    ${fancy ? '│' : '|'} ${text}`));
+            for (const text of previewOutput(event.result, shown === 'full' ? Infinity : PREVIEW_HEAD, shown === 'full' ? 0 : PREVIEW_TAIL, options.moreHint)) line(style.dim(`    ${fancy ? '│' : '|'} ${text}`));
           }
           afterTools();
           return;
@@ -201,9 +201,9 @@ const PREVIEW_WIDTH = 160;
  * line saying how many are left out, each cut to a terminal width. Control characters are made
  * visible: a file or a command's output must not be able to drive the terminal (escape sequences).
  */
-export function previewOutput(result: string, head: number, tail: number): string[] {
+export function previewOutput(result: string, head: number, tail: number, moreHint = '/output shows them all'): string[] {
   const lines = result.replace(/\n$/, '').split('\n');
-  const pick = lines.length <= head + tail + 1 ? lines : [...lines.slice(0, head), `... ${lines.length - head - tail} more lines (/output shows them all)`, ...lines.slice(lines.length - tail)];
+  const pick = lines.length <= head + tail + 1 ? lines : [...lines.slice(0, head), `... ${lines.length - head - tail} more lines (${moreHint})`, ...lines.slice(lines.length - tail)];
   return pick.map((text) => clip(visible(text), PREVIEW_WIDTH));
 }
 

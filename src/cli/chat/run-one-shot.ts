@@ -34,9 +34,10 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
   const entry = await sessions.select(input.session);
   const style = createTerminalStyle(colorWanted(io.stderr, io.env));
   const notes = { write: (text: string) => io.stderr.write(text) };
+  // Tool output is previewed for a person watching stderr; a script reading stderr gets the call lines only.
   const renderer = input.json
     ? undefined
-    : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled, terminal: io.stdout.isTTY === true, ...(context.output === undefined ? {} : { output: context.output }) });
+    : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled, terminal: io.stdout.isTTY === true, output: context.output ?? (io.stderr.isTTY === true ? 'preview' : 'none'), moreHint: '--full-output shows them all' });
   // A person at a terminal is asked; a script (stdin not a terminal, or --json) is not: changes are declined.
   const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createAskingConfirm({ ask: createTerminalAsk(io.stdin, io.stderr), style, hold: () => renderer?.hold(), release: () => renderer?.release(), preview: (call) => previewChange(call, io.cwd) }) : denyAll;
   const tools: Tool[] = withCallContext(createBuiltinTools({ root: io.cwd, confirm, env: io.env }));
