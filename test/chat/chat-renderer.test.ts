@@ -112,6 +112,18 @@ describe('the chat renderer', () => {
     assert.equal(render([{ type: 'text-delta', text: 'a\rb' }], { color: false }).answer, 'a\rb');
   });
 
+  it('shows escapes in model-made names, arguments and provider errors instead of obeying them', () => {
+    const { answer } = render(
+      [
+        { type: 'tool-call-start', id: 'c1', name: 'x\x1b]0;t\x07', arguments: 'not json \x1b[2J' },
+        { type: 'error', message: 'HTTP 400: \x1b[31mred' },
+      ],
+      { color: false },
+    );
+    assert.doesNotMatch(answer, /\x1b/);
+    assert.match(answer, /\[tool\] x\\x1b\]0;t\\x07 not json \\x1b\[2J\nerror: HTTP 400: \\x1b\[31mred/);
+  });
+
   it('summarizes tool arguments on one short line', () => {
     assert.equal(summarizeArguments('{"path":"a.ts","offset":3}'), 'path="a.ts" offset=3');
     assert.equal(summarizeArguments('not json\nat all'), 'not json at all');

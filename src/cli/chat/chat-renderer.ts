@@ -127,7 +127,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           if (!blockOpen) outputs = [];
           blockOpen = true;
           running.set(event.id, event.name);
-          line(style.cyan(`${fancy ? '⚙' : '[tool]'} ${event.name} ${summarizeArguments(event.arguments)}`.trimEnd()));
+          line(style.cyan(`${fancy ? '⚙' : '[tool]'} ${visible(event.name)} ${summarizeArguments(event.arguments)}`.trimEnd()));
           afterTools();
           return;
         case 'tool-call-end': {
@@ -135,8 +135,8 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           if (running.size === 0) blockOpen = false;
           outputs.push({ name: event.name, result: event.result });
           const first = firstLine(event.result);
-          if (event.isError) line(style.red(`  ${fancy ? '✗' : '[failed]'} ${event.name}: ${first}`));
-          else line(style.dim(`  ${fancy ? '✓' : '[done]'} ${event.name}: ${describeResult(event.result)}`));
+          if (event.isError) line(style.red(`  ${fancy ? '✗' : '[failed]'} ${visible(event.name)}: ${first}`));
+          else line(style.dim(`  ${fancy ? '✓' : '[done]'} ${visible(event.name)}: ${describeResult(event.result)}`));
           if (shown !== 'none' && event.result.includes('\n')) {
             for (const text of previewOutput(event.result, shown === 'full' ? Infinity : PREVIEW_HEAD, shown === 'full' ? 0 : PREVIEW_TAIL, options.moreHint)) line(style.dim(`    ${fancy ? '│' : '|'} ${text}`));
           }
@@ -144,7 +144,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           return;
         }
         case 'retry':
-          line(style.yellow(`retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt}): ${event.reason}`));
+          line(style.yellow(`retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt}): ${visible(event.reason)}`));
           spin('waiting for the model');
           return;
         case 'repair':
@@ -155,7 +155,8 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           spin('waiting for the model');
           return;
         case 'error':
-          line(style.red(`error: ${event.message}`));
+          // Provider error bodies and model-made names end up here: shown, never obeyed.
+          line(style.red(`error: ${visible(event.message)}`));
           return;
         case 'turn-end':
           running.clear();
@@ -171,7 +172,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
 export function describeChanges(heading: string, changes: readonly ChangeLike[], limit = 8): string[] {
   if (changes.length === 0) return [];
   const lines = [`${heading}: ${changes.length} change${changes.length === 1 ? '' : 's'}`];
-  for (const change of changes.slice(0, limit)) lines.push(`  - message ${change.index}: ${change.kind}: ${change.detail}`);
+  for (const change of changes.slice(0, limit)) lines.push(`  - message ${change.index}: ${change.kind}: ${visible(change.detail)}`);
   if (changes.length > limit) lines.push(`  - ... and ${changes.length - limit} more`);
   return lines;
 }
@@ -189,7 +190,7 @@ export function summarizeArguments(text: string, limit = 120): string {
   } catch {
     // Not JSON: shown as it is.
   }
-  return clip(summary.replace(/\s+/g, ' '), limit);
+  return clip(visible(summary.replace(/\s+/g, ' ')), limit);
 }
 
 const PREVIEW_HEAD = 4;

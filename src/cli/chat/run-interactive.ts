@@ -151,7 +151,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
           for (const entry of entries) {
             const mark = entry.id === current.id ? '*' : ' ';
             const title = await readSessionTitle(entry.path);
-            renderer.note(`${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes).padStart(8)}${title === undefined ? '' : `  ${title}`}`);
+            renderer.note(`${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes).padStart(8)}${title === undefined ? '' : `  ${visible(title)}`}`);
           }
           return;
         }
@@ -251,7 +251,7 @@ function lastExchange(messages: readonly Message[]): string[] {
 }
 
 function oneLine(text: string, limit = 100): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = visible(text.replace(/\s+/g, ' ').trim());
   return flat.length <= limit ? flat : `${flat.slice(0, limit - 3)}...`;
 }
 
