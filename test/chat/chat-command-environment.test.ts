@@ -81,6 +81,6 @@ describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
     for (const name of Object.keys(SECRETS)) assert.ok(isSecretName(name), name);
     for (const name of ['PATH', 'HOME', 'PWD', 'KEYBOARD_LAYOUT', 'LANG']) assert.ok(!isSecretName(name), name);
     const env = commandEnvironment({ PATH: '/bin', HOME: '/h', GOPATH: '/go', MY_TOKEN: 't', EXTRA: 'x', UNSTUCK_COMMAND_ENV: 'GOPATH, MY_TOKEN' });
-    assert.deepEqual(env, { PATH: '/bin', HOME: '/h', GOPATH: '/go' });
+    assert.deepEqual(env, { PATH: '/bin', HOME: '/h', GOPATH: '/go', UNSTUCK_CHAT_COMMAND: '1' });
   });
 });

@@ -13,7 +13,7 @@ import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
 import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
-import { isSecretName } from '../chat/tools/command-environment.js';
+import { CHAT_COMMAND_MARKER, isSecretName } from '../chat/tools/command-environment.js';
 import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
 
 /** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
@@ -75,6 +75,9 @@ async function runChat(
     ...(typeof values.profile === 'string' ? { profile: values.profile } : {}),
     ...(values.thinking === true ? { thinking: true } : {}),
   };
+  if (values['trust-project'] === true && nonEmpty(io.env[CHAT_COMMAND_MARKER])) {
+    throw new UnstuckError('USAGE', '--trust-project is refused in a command that unstuck chat runs: trust a project from your own shell');
+  }
   // A project file's endpoint, model and system prompt count only once trusted: asked in the
   // interactive chat, never taken silently by a one-shot run (see docs/decisions/chat-project-trust.md).
   const trust: TrustMode = values['trust-project'] === true
@@ -102,6 +105,10 @@ async function runChat(
 }
 
 const PROVIDER_KEYS = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY'];
+
+function nonEmpty(value: string | undefined): boolean {
+  return value !== undefined && value !== '';
+}
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];

@@ -11,6 +11,13 @@ export const COMMAND_ENVIRONMENT = [
   'SYSTEMROOT', 'SystemRoot', 'COMSPEC', 'PATHEXT', 'WINDIR', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA',
 ] as const;
 
+/**
+ * Set in every command's environment: an `unstuck chat` started by a command the model runs
+ * refuses `--trust-project` (a model must not trust its own config). A command can unset it; a
+ * confirmed command can do anything the user can, so this stops the plain attempt, not every one.
+ */
+export const CHAT_COMMAND_MARKER = 'UNSTUCK_CHAT_COMMAND';
+
 /** `LC_ALL`, `LC_CTYPE` and the other locale categories. */
 const LOCALE = /^LC_[A-Z]+$/;
 
@@ -38,5 +45,6 @@ export function commandEnvironment(env: Record<string, string | undefined>): Rec
     if (value === undefined || isSecretName(name)) continue;
     if (wanted.has(name) || LOCALE.test(name)) result[name] = value;
   }
+  result[CHAT_COMMAND_MARKER] = '1';
   return result;
 }
