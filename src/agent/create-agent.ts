@@ -19,6 +19,9 @@ const DEFAULTS = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000, idleTime
 
 type Usage = { promptTokens: number; completionTokens: number };
 
+/** Appended to an answer the user aborted while it streamed, so the model knows it was cut off. */
+const INTERRUPTED = '\n\n[interrupted by the user]';
+
 /**
  * The turn runner. Its history cannot go bad by construction: a full-sequence repair before the
  * user's message is added and before every request; every tool call answered exactly once; hints
@@ -198,6 +201,8 @@ export function createAgent(options: AgentOptions): Agent {
         const body = requestBody(view.messages);
         let failure: WireFailure | undefined;
         const request = streamCompletion({ url, apiKey: options.apiKey, body, fetch: fetchImpl, signal, idleTimeoutMs });
+        /** What this attempt streamed so far: kept in the history if the user aborts it. */
+        const partial = { text: '', reasoning: '' };
         try {
           for (;;) {
             const next = await request.next();
@@ -205,6 +210,7 @@ export function createAgent(options: AgentOptions): Agent {
               completion = next.value;
               break;
             }
+            partial[next.value.type === 'text' ? 'text' : 'reasoning'] += next.value.text;
             yield next.value.type === 'text' ? { type: 'text-delta', text: next.value.text } : { type: 'reasoning-delta', text: next.value.text };
           }
         } catch (error) {
@@ -222,6 +228,11 @@ export function createAgent(options: AgentOptions): Agent {
           break;
         }
         if (failure === undefined || failure.kind === 'aborted' || signal.aborted) {
+          // The answer the user saw stays in the history, marked; its unfinished tool calls do not
+          // (a call without its result would be a broken history).
+          if (partial.text.trim() !== '') {
+            history.push(toAssistantMessage({ text: `${partial.text}${INTERRUPTED}`, reasoning: partial.reasoning, toolCalls: [], finishReason: undefined, usage: undefined }, thinking));
+          }
           yield end('aborted');
           return;
         }

@@ -1,7 +1,7 @@
 import { createParser } from 'eventsource-parser';
 import type { EventSourceMessage } from 'eventsource-parser';
 import type { Message, ToolCall } from '../core/index.js';
-import { WireError, parseRetryAfter } from './wire-error.js';
+import { WireError, isPermanentConnectFailure, parseRetryAfter } from './wire-error.js';
 
 export interface CompletionRequest {
   url: string;
@@ -46,7 +46,7 @@ export async function* streamCompletion(request: CompletionRequest): AsyncGenera
     if (error instanceof WireError) return error;
     if (request.signal.aborted) return new WireError({ kind: 'aborted' });
     if (timedOut) return new WireError({ kind: 'timeout', detail: `no data for ${request.idleTimeoutMs} ms` });
-    return new WireError({ kind: 'network', detail: causeText(error) });
+    return new WireError(isPermanentConnectFailure(error, request.url) ? { kind: 'network', detail: causeText(error), permanent: true } : { kind: 'network', detail: causeText(error) });
   };
   arm();
   try {

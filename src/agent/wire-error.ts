@@ -4,7 +4,8 @@
  */
 export type WireFailure =
   | { kind: 'http'; status: number; body: unknown; retryAfterMs?: number }
-  | { kind: 'network'; detail: string }
+  /** `permanent`: the request cannot succeed as addressed (bad port, invalid URL, unknown host), so it is not retried. */
+  | { kind: 'network'; detail: string; permanent?: boolean }
   | { kind: 'timeout'; detail: string }
   | { kind: 'protocol'; detail: string }
   | { kind: 'aborted' };
@@ -20,7 +21,8 @@ export class WireError extends Error {
 
 /** Transient: worth the same request again after a pause. */
 export function isTransient(failure: WireFailure): boolean {
-  if (failure.kind === 'network' || failure.kind === 'timeout') return true;
+  if (failure.kind === 'network') return failure.permanent !== true;
+  if (failure.kind === 'timeout') return true;
   if (failure.kind !== 'http') return false;
   return failure.status === 408 || failure.status === 409 || failure.status === 429 || failure.status >= 500;
 }
@@ -37,6 +39,33 @@ export function describeFailure(failure: WireFailure): string {
       return `unreadable answer: ${failure.detail}`;
     case 'aborted':
       return 'aborted';
+  }
+}
+
+/**
+ * A connection failure that no retry can mend: a port fetch refuses to use ("bad port", the Fetch
+ * standard's list), a URL that does not parse, a host name that does not exist (ENOTFOUND; a lookup
+ * that merely failed, EAI_AGAIN, stays transient), or a refusal on port 0. Looks through `cause`
+ * chains, and at a `permanent` flag a wrapping fetch may set.
+ */
+export function isPermanentConnectFailure(error: unknown, url: string): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current !== null && typeof current === 'object'; depth += 1) {
+    const record = current as { permanent?: unknown; code?: unknown; message?: unknown; cause?: unknown };
+    if (record.permanent === true) return true;
+    if (record.code === 'ENOTFOUND' || record.code === 'ERR_INVALID_URL') return true;
+    if (record.message === 'bad port') return true;
+    if (record.code === 'ECONNREFUSED' && portOf(url) === '0') return true;
+    current = record.cause;
+  }
+  return false;
+}
+
+function portOf(url: string): string | undefined {
+  try {
+    return new URL(url).port;
+  } catch {
+    return undefined;
   }
 }
 

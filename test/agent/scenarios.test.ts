@@ -116,7 +116,7 @@ describe('an abort in the middle of parallel tools', () => {
     await nextTurnSucceeds(agent, emulator);
   });
 
-  test('an abort while the answer streams keeps no partial answer', async () => {
+  test('an abort while the answer streams keeps the partial answer, marked as interrupted (issue 12)', async () => {
     const emulator = createEmulator({ script: [{ text: 'a long streamed answer', stream: { chunkSize: 2, delayMs: 5 } }] });
     const agent = agentFor(emulator);
     const controller = new AbortController();
@@ -124,7 +124,9 @@ describe('an abort in the middle of parallel tools', () => {
       if (event.type === 'text-delta') controller.abort();
     });
     assert.equal(reason(events), 'aborted');
-    assert.deepEqual(agent.messages, [{ role: 'user', content: 'hi' }]);
+    assert.deepEqual(agent.messages.map((message) => message.role), ['user', 'assistant']);
+    assert.match(String(agent.messages[1]?.content), /^a [^]*\n\n\[interrupted by the user\]$/);
+    assert.equal(agent.messages[1]?.tool_calls, undefined);
     await nextTurnSucceeds(agent, emulator);
     assert.deepEqual(userTexts(agent.messages), ['hi', 'are we good?']);
   });

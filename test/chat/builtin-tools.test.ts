@@ -93,8 +93,8 @@ describe('the built-in tools', () => {
   });
 
   it('run a command in the working directory, without the provider keys, and report its exit code', async () => {
-    const env = { PATH: process.env.PATH, DEEPSEEK_API_KEY: 'sk-hidden', VISIBLE: 'yes' };
-    const result = await tools(allowAll, env).run_command!.run({ command: 'pwd; echo "key=${DEEPSEEK_API_KEY:-none} visible=$VISIBLE"; exit 3' }, { signal });
+    const env = { PATH: process.env.PATH, DEEPSEEK_API_KEY: 'sk-hidden', EDITOR: 'yes' };
+    const result = await tools(allowAll, env).run_command!.run({ command: 'pwd; echo "key=${DEEPSEEK_API_KEY:-none} visible=$EDITOR"; exit 3' }, { signal });
     const lines = result.split('\n');
     assert.equal(lines[0], 'exit code 3');
     assert.match(lines[1] ?? '', /unstuck-chat-tools-/);

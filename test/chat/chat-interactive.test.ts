@@ -160,7 +160,7 @@ describe('unstuck chat -p in a terminal (tmux)', { skip: hasTmux() ? false : 'tm
     try {
       const tty = await openTmuxTerminal({ command: command(['--base-url', askingServer.url, '--profile', 'deepseek', '-p', 'make a file']), cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test', TERM: 'xterm-256color', NO_COLOR: '1' }) });
       try {
-        await tty.waitFor(/\[tool\] write_file path="made\.txt" content="yes"\nAllow write_file: create made\.txt \(3 bytes\)\? \[y\]es \/ \[n\]o \/ \[a\]lways$/);
+        await tty.waitFor(/\[tool\] write_file path="made\.txt" content="yes"\n {4}\+ yes\nAllow write_file: create made\.txt \(3 bytes\)\? \[y\]es \/ \[n\]o \/ \[a\]lways$/);
         await tty.type('y');
         await tty.waitFor(/ \[a\]lways y\n {2}\[done\] write_file: wrote 3 bytes to made\.txt\nWritten\.\n\[exited 0\]$/);
       } finally {

@@ -153,7 +153,7 @@ describe('unstuck chat -p (the real binary against the emulator)', () => {
   it('reports a stale config value with its place and still answers', async () => {
     const dir = join(cwd, 'stale-config');
     await mkdir(join(dir, '.unstuck'), { recursive: true });
-    await writeFile(join(dir, '.unstuck', 'config.json'), '{\n  "model": "deepseek-chat",\n  "provider": "nexforge"\n}\n');
+    await writeFile(join(dir, '.unstuck', 'config.json'), '{\n  "contextWindow": 64000,\n  "provider": "nexforge"\n}\n');
     await withEmulator({ profile: 'deepseek' }, async (url) => {
       const result = await runChatBinary(['chat', '--base-url', url, '-p', 'hi'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
       assert.equal(result.code, 0);

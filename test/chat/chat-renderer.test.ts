@@ -37,6 +37,8 @@ describe('the chat renderer', () => {
         'thinking: Let me look at the file.',
         '[tool] read_file path="notes.md"',
         '  [done] read_file: 2 lines',
+        '    | one',
+        '    | two',
         '[tool] run_command command="make"',
         '  [failed] run_command: run_command was not allowed by the user',
         'The file has two lines.',
@@ -54,7 +56,7 @@ describe('the chat renderer', () => {
   it('keeps the answer alone on its stream when notes go elsewhere', () => {
     const { answer, notes } = render([...turn.slice(2, 4), ...turn.slice(6)], { color: false, separate: true });
     assert.equal(answer, 'The file has two lines.\n');
-    assert.equal(notes, '[tool] read_file path="notes.md"\n  [done] read_file: 2 lines\n');
+    assert.equal(notes, '[tool] read_file path="notes.md"\n  [done] read_file: 2 lines\n    | one\n    | two\n');
   });
 
   it('says when a turn was aborted, and what was repaired', () => {
@@ -67,6 +69,59 @@ describe('the chat renderer', () => {
       { color: false },
     );
     assert.equal(answer, 'repaired the history before sending: 1 change\n  - message 4: result-synthesized: answered c9 as not completed\nHalf an ans\n(turn aborted; the session is kept)\n');
+  });
+
+  it('shows a bounded preview of a tool\'s output, all of it with output: full, and escapes what would drive the terminal (issue 12, Low)', () => {
+    const result = ['exit code 0', ...Array.from({ length: 20 }, (_, index) => `line ${index + 1}`), 'evil \x1b[2J\x1b]0;pwned\x07 end'].join('\n');
+    const events: AgentEvent[] = [
+      { type: 'tool-call-start', id: 'c1', name: 'run_command', arguments: '{"command":"make"}' },
+      { type: 'tool-call-end', id: 'c1', name: 'run_command', result, isError: false },
+    ];
+    const { answer } = render(events, { color: false });
+    assert.equal(
+      answer,
+      [
+        '[tool] run_command command="make"',
+        '  [done] run_command: 22 lines',
+        '    | exit code 0',
+        '    | line 1',
+        '    | line 2',
+        '    | line 3',
+        '    | ... 16 more lines (/output shows them all)',
+        '    | line 20',
+        '    | evil \\x1b[2J\\x1b]0;pwned\\x07 end',
+        '',
+      ].join('\n'),
+    );
+    assert.doesNotMatch(answer, /\x1b/);
+    let full = '';
+    const writer = { write: (text: string) => (full += text) };
+    const renderer = createChatRenderer({ answer: writer, notes: writer, style: createTerminalStyle(false), spinner: createSpinner(writer, { enabled: false, unicode: false }), reasoning: true, fancy: false, output: 'full' });
+    for (const event of events) renderer.handle(event);
+    assert.equal(full.split('\n').filter((line) => line.startsWith('    | ')).length, 22);
+    assert.deepEqual(renderer.lastOutputs(), [{ name: 'run_command', result }]);
+  });
+
+  it('on a terminal, shows the model\'s control characters instead of obeying them (a bare CR, escapes), keeping lines', () => {
+    let out = '';
+    const writer = { write: (text: string) => (out += text) };
+    const renderer = createChatRenderer({ answer: writer, notes: writer, style: createTerminalStyle(false), spinner: createSpinner(writer, { enabled: false, unicode: false }), reasoning: true, fancy: false, terminal: true });
+    renderer.handle({ type: 'text-delta', text: 'safe\r\nline\tok\rHIDDEN\x1b]0;title\x07\x1b[2J' });
+    assert.equal(out, 'safe\nline\tok\\x0dHIDDEN\\x1b]0;title\\x07\\x1b[2J');
+    // Not a terminal (one-shot to a file or pipe): the answer is passed on as it is.
+    assert.equal(render([{ type: 'text-delta', text: 'a\rb' }], { color: false }).answer, 'a\rb');
+  });
+
+  it('shows escapes in model-made names, arguments and provider errors instead of obeying them', () => {
+    const { answer } = render(
+      [
+        { type: 'tool-call-start', id: 'c1', name: 'x\x1b]0;t\x07', arguments: 'not json \x1b[2J' },
+        { type: 'error', message: 'HTTP 400: \x1b[31mred' },
+      ],
+      { color: false },
+    );
+    assert.doesNotMatch(answer, /\x1b/);
+    assert.match(answer, /\[tool\] x\\x1b\]0;t\\x07 not json \\x1b\[2J\nerror: HTTP 400: \\x1b\[31mred/);
   });
 
   it('summarizes tool arguments on one short line', () => {

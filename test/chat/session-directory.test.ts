@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +14,17 @@ after(async () => {
 });
 
 describe('the sessions directory', () => {
+  it('closes an existing .unstuck and its sessions folder made 0755 by an older version, and adds a .gitignore (issue 12)', async () => {
+    const dir = await mkdtemp(join(cwd, 'old-'));
+    await mkdir(join(dir, '.unstuck', 'sessions'), { recursive: true, mode: 0o755 });
+    await chmod(join(dir, '.unstuck'), 0o755);
+    await chmod(join(dir, '.unstuck', 'sessions'), 0o755);
+    await createSessionDirectory(dir).select({ kind: 'new' });
+    assert.equal((await stat(join(dir, '.unstuck'))).mode & 0o777, 0o700);
+    assert.equal((await stat(join(dir, '.unstuck', 'sessions'))).mode & 0o777, 0o700);
+    assert.equal(await readFile(join(dir, '.unstuck', '.gitignore'), 'utf8'), '*\n');
+  });
+
   it('makes ids that sort by time', () => {
     const sessions = createSessionDirectory(cwd, { now: () => new Date('2026-11-30T03:04:05.678Z'), random: () => 'beef' });
     assert.equal(sessions.createId(), '20261130-030405-beef');

@@ -1,5 +1,6 @@
 import type { ProfileName } from '../../core/profiles.js';
 import type { AgentLike, SessionStoreLike, Tool } from './agent-port.js';
+import { privateStore } from './private-directory.js';
 
 export interface ChatAgentOptions {
   baseURL: string;
@@ -25,7 +26,7 @@ export async function loadChatBackend(): Promise<ChatBackend> {
   const session = await import('../../session/index.js');
   const agent = await import('../../agent/index.js');
   return {
-    createStore: (path) => session.createTranscriptStore(path),
+    createStore: (path) => privateStore(session.createTranscriptStore(path), path),
     createAgent: (options) => agent.createAgent(options),
   };
 }

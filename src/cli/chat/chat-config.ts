@@ -1,13 +1,24 @@
-import { readFile } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
 import type { ProfileName } from '../../core/profiles.js';
 import { isProfileName, profileNames } from '../../core/profiles.js';
+import type { ConfigSettings, ConfigWarning, SettingName } from './config-settings.js';
+import { isHttpURL, parseConfigSettings, SENSITIVE_SETTINGS } from './config-settings.js';
+import { createProjectTrust, sha256Of } from './project-trust.js';
+import type { ProjectTrust } from './project-trust.js';
+import { readSmallFile } from './read-small-file.js';
+import { userConfigDirectory } from './user-config-directory.js';
+
+export { formatConfigWarning } from './config-settings.js';
+export type { ConfigWarning } from './config-settings.js';
 
 export const DEFAULT_BASE_URL = 'https://api.deepseek.com';
 export const DEFAULT_MODEL = 'deepseek-chat';
 /** Where the project's chat settings live, relative to the working directory. */
 export const CONFIG_FILE = join('.unstuck', 'config.json');
+/** The user's own settings, in `userConfigDirectory()`. */
+export const USER_CONFIG_FILE = 'config.json';
 
 export interface ChatConfig {
   baseURL: string;
@@ -20,14 +31,6 @@ export interface ChatConfig {
   contextWindow?: number;
 }
 
-/** A setting that was ignored or converted, with where it is, so the person can fix it. */
-export interface ConfigWarning {
-  file: string;
-  line?: number;
-  key?: string;
-  message: string;
-}
-
 export interface ChatFlags {
   model?: string;
   baseURL?: string;
@@ -35,20 +38,51 @@ export interface ChatFlags {
   thinking?: boolean;
 }
 
-type FileSettings = Partial<Omit<ChatConfig, 'apiKey'>>;
+/** What an untrusted project file would set, shown to the person before they trust it. */
+export interface TrustQuestion {
+  /** As shown: `.unstuck/config.json`. */
+  file: string;
+  /** Its real path, under which the decision is kept. */
+  path: string;
+  sha256: string;
+  sets: { key: SettingName; value: string | number | boolean }[];
+}
 
 /**
- * The chat's settings: flags over `.unstuck/config.json` over defaults; the key only from the
- * environment. A bad or stale value in the file never stops the start: it is reported with its
- * file, line and key, and the default is used instead. A missing key is the one hard failure.
+ * How a project file's sensitive settings are treated: `ask` the person once per content (the
+ * interactive chat), `never` take them from an untrusted file (one-shot, scripts), or `grant`
+ * trust to the file as it is now (`--trust-project`).
  */
-export async function loadChatConfig(input: { flags: ChatFlags; env: Record<string, string | undefined>; cwd: string }): Promise<{ config: ChatConfig; warnings: ConfigWarning[] }> {
+export type TrustMode = { mode: 'never' } | { mode: 'grant' } | { mode: 'ask'; ask(question: TrustQuestion): Promise<boolean> };
+
+/**
+ * The chat's settings, lowest first: defaults < the user's own config < the project's
+ * `.unstuck/config.json` < UNSTUCK_* variables < flags. The project file's settings that decide
+ * where the key goes or what the model is told (SENSITIVE_SETTINGS) count only once the user has
+ * trusted that file at that content; otherwise they are left out and `notes` says so in one line.
+ * The key comes only from the environment. A bad value in a file never stops the start (a
+ * warning names file, line and key); a missing key is the one hard failure.
+ */
+export async function loadChatConfig(input: {
+  flags: ChatFlags;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  trust?: TrustMode;
+  platform?: NodeJS.Platform;
+}): Promise<{ config: ChatConfig; warnings: ConfigWarning[]; notes: string[] }> {
   const { flags, env, cwd } = input;
-  const { settings, warnings } = await readConfigFile(cwd);
+  const trustMode = input.trust ?? { mode: 'never' };
   if (flags.baseURL !== undefined && !isHttpURL(flags.baseURL)) throw new UnstuckError('USAGE', `--base-url must be an http(s) URL, got '${flags.baseURL}'`);
   if (flags.profile !== undefined && !isProfileName(flags.profile)) throw new UnstuckError('USAGE', `unknown --profile '${flags.profile}' (one of: ${profileNames.join(', ')})`);
+  const fromEnv = environmentSettings(env);
 
-  const customBase = flags.baseURL ?? settings.baseURL;
+  const directory = userConfigDirectory(env, input.platform);
+  const warnings: ConfigWarning[] = [];
+  const notes: string[] = [];
+  const user = directory === undefined ? {} : await readSettings(join(directory, USER_CONFIG_FILE), join(directory, USER_CONFIG_FILE), warnings);
+  const project = await readProject(cwd, createProjectTrust(directory), trustMode, warnings, notes);
+
+  const customBase = flags.baseURL ?? fromEnv.baseURL ?? project.baseURL ?? user.baseURL;
   const baseURL = (customBase ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
   // With the DeepSeek default only its key makes sense; with another endpoint an OpenAI-style key comes first.
   const apiKey = nonEmpty(customBase === undefined ? env.DEEPSEEK_API_KEY : (env.OPENAI_API_KEY ?? env.DEEPSEEK_API_KEY));
@@ -57,17 +91,20 @@ export async function loadChatConfig(input: { flags: ChatFlags; env: Record<stri
       ? 'no API key: set DEEPSEEK_API_KEY (or OPENAI_API_KEY together with --base-url)'
       : `no API key for ${baseURL}: set OPENAI_API_KEY (or DEEPSEEK_API_KEY)`);
   }
+  const pick = <K extends SettingName>(key: K): ConfigSettings[K] => (fromEnv[key] ?? project[key] ?? user[key]) as ConfigSettings[K];
   const config: ChatConfig = {
     baseURL,
     apiKey,
-    model: flags.model ?? settings.model ?? DEFAULT_MODEL,
-    profile: (flags.profile as ProfileName | undefined) ?? settings.profile ?? profileForURL(baseURL),
+    model: flags.model ?? pick('model') ?? DEFAULT_MODEL,
+    profile: (flags.profile as ProfileName | undefined) ?? pick('profile') ?? profileForURL(baseURL),
   };
-  const thinking = flags.thinking ?? settings.thinking;
+  const thinking = flags.thinking ?? pick('thinking');
   if (thinking !== undefined) config.thinking = thinking;
-  if (settings.systemPrompt !== undefined) config.systemPrompt = settings.systemPrompt;
-  if (settings.contextWindow !== undefined) config.contextWindow = settings.contextWindow;
-  return { config, warnings };
+  const systemPrompt = pick('systemPrompt');
+  if (systemPrompt !== undefined) config.systemPrompt = systemPrompt;
+  const contextWindow = pick('contextWindow');
+  if (contextWindow !== undefined) config.contextWindow = contextWindow;
+  return { config, warnings, notes };
 }
 
 /** The provider profile a base URL most likely speaks; `openai` when nothing in the host says otherwise. */
@@ -86,97 +123,77 @@ export function profileForURL(url: string): ProfileName {
   return 'openai';
 }
 
-export function formatConfigWarning(warning: ConfigWarning): string {
-  const place = warning.line === undefined ? warning.file : `${warning.file}:${warning.line}`;
-  return `${place}: ${warning.key === undefined ? '' : `${warning.key}: `}${warning.message}`;
+/** UNSTUCK_BASE_URL, UNSTUCK_MODEL, UNSTUCK_PROFILE: the user's environment, checked like flags. */
+function environmentSettings(env: Record<string, string | undefined>): ConfigSettings {
+  const settings: ConfigSettings = {};
+  const baseURL = nonEmpty(env.UNSTUCK_BASE_URL);
+  if (baseURL !== undefined) {
+    if (!isHttpURL(baseURL)) throw new UnstuckError('CONFIG', `UNSTUCK_BASE_URL must be an http(s) URL, got '${baseURL}'`);
+    settings.baseURL = baseURL;
+  }
+  const model = nonEmpty(env.UNSTUCK_MODEL);
+  if (model !== undefined) settings.model = model;
+  const profile = nonEmpty(env.UNSTUCK_PROFILE);
+  if (profile !== undefined) {
+    if (!isProfileName(profile)) throw new UnstuckError('CONFIG', `unknown UNSTUCK_PROFILE '${profile}' (one of: ${profileNames.join(', ')})`);
+    settings.profile = profile;
+  }
+  return settings;
 }
 
-/** Keys an older config may still carry, and what became of them. */
-const RENAMED: Record<string, keyof FileSettings> = { baseUrl: 'baseURL', base_url: 'baseURL', system_prompt: 'systemPrompt', context_window: 'contextWindow' };
+async function readSettings(path: string, shown: string, warnings: ConfigWarning[]): Promise<ConfigSettings> {
+  const read = await readSmallFile(path);
+  if (read.kind === 'missing') return {};
+  if (read.kind === 'unreadable') {
+    warnings.push({ file: shown, message: `cannot be read (${read.reason}), ignored` });
+    return {};
+  }
+  const parsed = parseConfigSettings(read.text, shown, { baseURL: DEFAULT_BASE_URL });
+  warnings.push(...parsed.warnings);
+  return parsed.settings;
+}
 
-async function readConfigFile(cwd: string): Promise<{ settings: FileSettings; warnings: ConfigWarning[] }> {
+async function readProject(cwd: string, trust: ProjectTrust, trustMode: TrustMode, warnings: ConfigWarning[], notes: string[]): Promise<ConfigSettings> {
   const file = CONFIG_FILE;
-  const warnings: ConfigWarning[] = [];
-  const settings: FileSettings = {};
-  let text: string;
+  let path: string;
   try {
-    text = await readFile(join(cwd, file), 'utf8');
+    // The real path: trust is kept for the file itself, wherever a link points.
+    path = await realpath(join(cwd, file));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') warnings.push({ file, message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}), ignored` });
-    return { settings, warnings };
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') warnings.push({ file, message: `cannot be read (${code ?? 'error'}), ignored` });
+    if (trustMode.mode === 'grant') notes.push(`no ${file} here to trust`);
+    return {};
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    warnings.push({ file, message: `is not valid JSON (${(error as Error).message}), the whole file is ignored` });
-    return { settings, warnings };
+  const read = await readSmallFile(path);
+  if (read.kind !== 'text') {
+    if (read.kind === 'unreadable') warnings.push({ file, message: `cannot be read (${read.reason}), ignored` });
+    return {};
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    warnings.push({ file, message: 'must hold a JSON object, the whole file is ignored' });
-    return { settings, warnings };
-  }
-  const warn = (key: string, message: string): void => {
-    const line = lineOfKey(text, key);
-    warnings.push(line === undefined ? { file, key, message } : { file, line, key, message });
-  };
-  for (const [rawKey, value] of Object.entries(parsed as Record<string, unknown>)) {
-    let key = rawKey;
-    const renamed = RENAMED[rawKey];
-    if (renamed !== undefined) {
-      warn(rawKey, `renamed to "${renamed}"; the value is used, please rename it`);
-      key = renamed;
-    }
-    switch (key) {
-      case '$schema':
-        break;
-      case 'model':
-      case 'systemPrompt':
-        if (typeof value === 'string' && value.trim() !== '') settings[key] = value;
-        else warn(rawKey, 'must be a non-empty string, ignored');
-        break;
-      case 'baseURL':
-        if (typeof value === 'string' && isHttpURL(value)) settings.baseURL = value;
-        else warn(rawKey, `must be an http(s) URL, ignored (using ${DEFAULT_BASE_URL})`);
-        break;
-      case 'profile':
-        if (typeof value === 'string' && isProfileName(value)) settings.profile = value;
-        else warn(rawKey, `unknown profile ${JSON.stringify(value)}, ignored (one of: ${profileNames.join(', ')})`);
-        break;
-      case 'thinking':
-        if (typeof value === 'boolean') settings.thinking = value;
-        else warn(rawKey, 'must be true or false, ignored');
-        break;
-      case 'contextWindow':
-        if (typeof value === 'number' && Number.isInteger(value) && value > 0) settings.contextWindow = value;
-        else warn(rawKey, 'must be a positive integer (tokens), ignored');
-        break;
-      case 'apiKey':
-      case 'api_key':
-        warn(rawKey, 'keys are not read from the config file (use DEEPSEEK_API_KEY or OPENAI_API_KEY), ignored');
-        break;
-      case 'provider':
-        warn(rawKey, 'no longer used: set "baseURL" and, if needed, "profile"; ignored');
-        break;
-      default:
-        warn(rawKey, 'unknown setting, ignored');
-    }
-  }
-  return { settings, warnings };
-}
+  const parsed = parseConfigSettings(read.text, file, { baseURL: DEFAULT_BASE_URL });
+  warnings.push(...parsed.warnings);
+  const settings = parsed.settings;
+  const sensitive = SENSITIVE_SETTINGS.filter((key) => settings[key] !== undefined);
+  if (sensitive.length === 0) return settings;
 
-function lineOfKey(text: string, key: string): number | undefined {
-  const at = text.indexOf(`${JSON.stringify(key)}`);
-  return at === -1 ? undefined : text.slice(0, at).split('\n').length;
-}
-
-function isHttpURL(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
+  const sha256 = sha256Of(read.bytes);
+  if (await trust.isTrusted(path, sha256)) return settings;
+  const question: TrustQuestion = { file, path, sha256, sets: sensitive.map((key) => ({ key, value: settings[key] as string })) };
+  let granted = false;
+  if (trustMode.mode === 'grant') granted = true;
+  else if (trustMode.mode === 'ask') granted = await trustMode.ask(question);
+  if (granted) {
+    try {
+      await trust.trust(path, sha256);
+      notes.push(`trusted ${file} as it is now (sha256 ${sha256.slice(0, 12)}); any change to it asks again`);
+    } catch (error) {
+      notes.push(`trusted ${file} for this run only: ${(error as Error).message}`);
+    }
+    return settings;
   }
+  for (const key of sensitive) delete settings[key];
+  notes.push(`${file} sets ${sensitive.join(', ')} but is not trusted: ignored (review it, then run 'unstuck chat --trust-project' to trust it as it is)`);
+  return settings;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

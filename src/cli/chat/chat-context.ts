@@ -1,6 +1,7 @@
 import type { Io } from '../io.js';
 import type { ChatBackend } from './chat-backend.js';
 import type { ChatConfig } from './chat-config.js';
+import type { OutputShown } from './chat-renderer.js';
 import type { SessionDirectory } from './session-directory.js';
 
 /** What both chat modes share: set up once by the `chat` command. */
@@ -13,6 +14,8 @@ export interface ChatContext {
   fetch: typeof fetch;
   /** `--yes`: changes are made without asking. */
   yes: boolean;
+  /** `--full-output`: each tool result shown whole under its call rather than a preview. */
+  output?: OutputShown;
 }
 
 export type { SessionChoice } from './session-directory.js';

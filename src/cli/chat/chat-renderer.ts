@@ -17,15 +17,26 @@ export interface ChatRenderer {
   handle(event: AgentEvent): void;
   /** A line of the chat's own (not the model's), such as a command's answer. */
   note(text: string): void;
+  /** The tool results of the last block, whole, for `/output`. */
+  lastOutputs(): { name: string; result: string }[];
 }
+
+/** How much of each tool result is shown under its call: a preview (first and last lines), all of it, or none. */
+export type OutputShown = 'preview' | 'full' | 'none';
 
 /**
  * Draws a turn as it happens: the answer streams to `answer`; reasoning (dimmed), tool calls,
  * retries, repairs and errors go to `notes`. Interactive chat passes stdout for both; one-shot
  * keeps stdout for the answer alone.
  */
-export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean }): ChatRenderer {
+export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown; terminal?: boolean; moreHint?: string }): ChatRenderer {
   const { answer, notes, style, spinner, fancy } = options;
+  // On a terminal the model's own text is shown with its control characters made visible: an
+  // answer must not move the cursor, rewrite lines (a bare CR) or set the window title.
+  const shownText = options.terminal === true ? (text: string): string => visibleKeepingLines(text) : (text: string): string => text;
+  const shown = options.output ?? 'preview';
+  let outputs: { name: string; result: string }[] = [];
+  let blockOpen = false;
   let mode: 'idle' | 'text' | 'reasoning' = 'idle';
   let answerAtLineStart = true;
   let notesAtLineStart = true;
@@ -86,13 +97,16 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
     note(text) {
       line(text);
     },
+    lastOutputs() {
+      return outputs;
+    },
     handle(event) {
       switch (event.type) {
         case 'text-delta': {
           if (event.text === '') return;
           if (mode !== 'text') endBlock();
           mode = 'text';
-          answer.write(event.text);
+          answer.write(shownText(event.text));
           answerAtLineStart = event.text.endsWith('\n');
           if (shared) notesAtLineStart = answerAtLineStart;
           return;
@@ -104,26 +118,33 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
             if (!style.enabled) notes.write('thinking: ');
           }
           mode = 'reasoning';
-          notes.write(style.dim(event.text));
+          notes.write(style.dim(shownText(event.text)));
           notesAtLineStart = event.text.endsWith('\n');
           if (shared) answerAtLineStart = notesAtLineStart;
           return;
         }
         case 'tool-call-start':
+          if (!blockOpen) outputs = [];
+          blockOpen = true;
           running.set(event.id, event.name);
-          line(style.cyan(`${fancy ? '⚙' : '[tool]'} ${event.name} ${summarizeArguments(event.arguments)}`.trimEnd()));
+          line(style.cyan(`${fancy ? '⚙' : '[tool]'} ${visible(event.name)} ${summarizeArguments(event.arguments)}`.trimEnd()));
           afterTools();
           return;
         case 'tool-call-end': {
           running.delete(event.id);
+          if (running.size === 0) blockOpen = false;
+          outputs.push({ name: event.name, result: event.result });
           const first = firstLine(event.result);
-          if (event.isError) line(style.red(`  ${fancy ? '✗' : '[failed]'} ${event.name}: ${first}`));
-          else line(style.dim(`  ${fancy ? '✓' : '[done]'} ${event.name}: ${describeResult(event.result)}`));
+          if (event.isError) line(style.red(`  ${fancy ? '✗' : '[failed]'} ${visible(event.name)}: ${first}`));
+          else line(style.dim(`  ${fancy ? '✓' : '[done]'} ${visible(event.name)}: ${describeResult(event.result)}`));
+          if (shown !== 'none' && event.result.includes('\n')) {
+            for (const text of previewOutput(event.result, shown === 'full' ? Infinity : PREVIEW_HEAD, shown === 'full' ? 0 : PREVIEW_TAIL, options.moreHint)) line(style.dim(`    ${fancy ? '│' : '|'} ${text}`));
+          }
           afterTools();
           return;
         }
         case 'retry':
-          line(style.yellow(`retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt}): ${event.reason}`));
+          line(style.yellow(`retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt}): ${visible(event.reason)}`));
           spin('waiting for the model');
           return;
         case 'repair':
@@ -134,7 +155,8 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           spin('waiting for the model');
           return;
         case 'error':
-          line(style.red(`error: ${event.message}`));
+          // Provider error bodies and model-made names end up here: shown, never obeyed.
+          line(style.red(`error: ${visible(event.message)}`));
           return;
         case 'turn-end':
           running.clear();
@@ -150,7 +172,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
 export function describeChanges(heading: string, changes: readonly ChangeLike[], limit = 8): string[] {
   if (changes.length === 0) return [];
   const lines = [`${heading}: ${changes.length} change${changes.length === 1 ? '' : 's'}`];
-  for (const change of changes.slice(0, limit)) lines.push(`  - message ${change.index}: ${change.kind}: ${change.detail}`);
+  for (const change of changes.slice(0, limit)) lines.push(`  - message ${change.index}: ${change.kind}: ${visible(change.detail)}`);
   if (changes.length > limit) lines.push(`  - ... and ${changes.length - limit} more`);
   return lines;
 }
@@ -168,16 +190,43 @@ export function summarizeArguments(text: string, limit = 120): string {
   } catch {
     // Not JSON: shown as it is.
   }
-  return clip(summary.replace(/\s+/g, ' '), limit);
+  return clip(visible(summary.replace(/\s+/g, ' ')), limit);
+}
+
+const PREVIEW_HEAD = 4;
+const PREVIEW_TAIL = 2;
+const PREVIEW_WIDTH = 160;
+
+/**
+ * The lines of a tool result shown under its call: the first `head` and the last `tail`, with a
+ * line saying how many are left out, each cut to a terminal width. Control characters are made
+ * visible: a file or a command's output must not be able to drive the terminal (escape sequences).
+ */
+export function previewOutput(result: string, head: number, tail: number, moreHint = '/output shows them all'): string[] {
+  const lines = result.replace(/\n$/, '').split('\n');
+  const pick = lines.length <= head + tail + 1 ? lines : [...lines.slice(0, head), `... ${lines.length - head - tail} more lines (${moreHint})`, ...lines.slice(lines.length - tail)];
+  return pick.map((text) => clip(visible(text), PREVIEW_WIDTH));
+}
+
+/** C0 and C1 controls (and DEL) as `\xNN`, tabs as spaces. */
+export function visible(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\t/g, '  ').replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** `visible`, but newlines and tabs kept, and CRLF read as a newline. */
+function visibleKeepingLines(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\r\n/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 function describeResult(result: string): string {
   const lines = result === '' ? 0 : result.split('\n').length;
-  return lines <= 1 ? clip(result, 80) : `${lines} lines`;
+  return lines <= 1 ? clip(visible(result), 80) : `${lines} lines`;
 }
 
 function firstLine(text: string): string {
-  return clip(text.split('\n')[0] ?? '', 200);
+  return clip(visible(text.split('\n')[0] ?? ''), 200);
 }
 
 function clip(text: string, limit: number): string {

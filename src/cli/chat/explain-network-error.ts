@@ -1,3 +1,5 @@
+import { isPermanentConnectFailure } from '../../agent/wire-error.js';
+
 /** What the usual connection failures mean, in words. */
 const REASONS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -26,7 +28,8 @@ export function explainNetworkErrors(base: typeof fetch): typeof fetch {
       if (init?.signal?.aborted === true) throw error;
       const url = input instanceof Request ? input.url : String(input);
       // No `cause`: the runner appends a cause's message, and undici's is the unhelpful `fetch failed`.
-      throw new Error(`cannot reach ${originOf(url)} (${reasonOf(error)})`);
+      // `permanent` tells the runner not to retry what cannot work (a bad port, an unknown host).
+      throw Object.assign(new Error(`cannot reach ${originOf(url)} (${reasonOf(error)})`), isPermanentConnectFailure(error, url) ? { permanent: true } : {});
     }
   };
 }

@@ -3,7 +3,7 @@ import type { Message } from '../../core/messages.js';
 import { textOf } from '../../core/messages.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import type { ChatRenderer } from './chat-renderer.js';
-import { createChatRenderer } from './chat-renderer.js';
+import { createChatRenderer, visible } from './chat-renderer.js';
 import type { AskLine } from './create-asking-confirm.js';
 import { createAskingConfirm } from './create-asking-confirm.js';
 import { appendInputHistory, loadInputHistory } from './input-history.js';
@@ -14,6 +14,8 @@ import { readSessionTitle } from './session-title.js';
 import { createSpinner } from './spinner.js';
 import type { TerminalStyle } from './terminal-style.js';
 import { colorWanted, createTerminalStyle } from './terminal-style.js';
+import { previewChange } from './change-preview.js';
+import { withCallContext } from './tool-call-context.js';
 import { createBuiltinTools } from './tools/builtin-tools.js';
 
 /** How long leaving waits for an aborted turn to save before it goes anyway. */
@@ -23,6 +25,7 @@ const HELP = [
   '/new            start a new session',
   '/sessions       list the sessions of this directory',
   '/resume [id]    continue a session (the newest without an id)',
+  '/output         show the whole output of the last tool calls',
   '/exit           leave (Ctrl-D too)',
   'Ctrl-C aborts a running turn; a second Ctrl-C leaves.',
 ];
@@ -38,7 +41,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
   const style = createTerminalStyle(colorWanted(io.stdout, io.env));
   const out = io.stdout;
   const spinner = createSpinner(out, { enabled: terminal, unicode: style.enabled });
-  const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled });
+  const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled, terminal, ...(context.output === undefined ? {} : { output: context.output }) });
 
   let pendingAnswer: ((line: string) => void) | undefined;
   // The question is answered by the next line readline emits (see the 'line' handler below).
@@ -57,8 +60,8 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
       pendingAnswer = answer;
       signal.addEventListener('abort', onAbort, { once: true });
     });
-  const confirm = createAskingConfirm({ ask, style, hold: () => renderer.hold(), release: () => renderer.release(), allowAll: context.yes });
-  const tools = createBuiltinTools({ root: io.cwd, confirm, env: io.env });
+  const confirm = createAskingConfirm({ ask, style, hold: () => renderer.hold(), release: () => renderer.release(), allowAll: context.yes, preview: (call) => previewChange(call, io.cwd) });
+  const tools = withCallContext(createBuiltinTools({ root: io.cwd, confirm, env: io.env }));
 
   const open = async (choice: SessionChoice): Promise<OpenedSession> => {
     const entry = await sessions.select(choice);
@@ -148,7 +151,16 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
           for (const entry of entries) {
             const mark = entry.id === current.id ? '*' : ' ';
             const title = await readSessionTitle(entry.path);
-            renderer.note(`${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes).padStart(8)}${title === undefined ? '' : `  ${title}`}`);
+            renderer.note(`${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes).padStart(8)}${title === undefined ? '' : `  ${visible(title)}`}`);
+          }
+          return;
+        }
+        case '/output': {
+          const outputs = renderer.lastOutputs();
+          if (outputs.length === 0) renderer.note('no tool output yet in this chat');
+          for (const { name, result } of outputs) {
+            renderer.note(style.cyan(`${name}:`));
+            for (const text of result.replace(/\n$/, '').split('\n')) renderer.note(`  ${visible(text)}`);
           }
           return;
         }
@@ -239,7 +251,7 @@ function lastExchange(messages: readonly Message[]): string[] {
 }
 
 function oneLine(text: string, limit = 100): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = visible(text.replace(/\s+/g, ' ').trim());
   return flat.length <= limit ? flat : `${flat.slice(0, limit - 3)}...`;
 }
 

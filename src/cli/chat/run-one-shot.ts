@@ -7,6 +7,8 @@ import { openChatSession } from './open-chat-session.js';
 import { describeOpenedSession, formatProblem } from './session-report.js';
 import { createSpinner } from './spinner.js';
 import { colorWanted, createTerminalStyle } from './terminal-style.js';
+import { previewChange } from './change-preview.js';
+import { withCallContext } from './tool-call-context.js';
 import { createBuiltinTools } from './tools/builtin-tools.js';
 import { allowAll, denyAll } from './tools/confirm.js';
 
@@ -32,12 +34,13 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
   const entry = await sessions.select(input.session);
   const style = createTerminalStyle(colorWanted(io.stderr, io.env));
   const notes = { write: (text: string) => io.stderr.write(text) };
+  // Tool output is previewed for a person watching stderr; a script reading stderr gets the call lines only.
   const renderer = input.json
     ? undefined
-    : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled });
+    : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled, terminal: io.stdout.isTTY === true, output: context.output ?? (io.stderr.isTTY === true ? 'preview' : 'none'), moreHint: '--full-output shows them all' });
   // A person at a terminal is asked; a script (stdin not a terminal, or --json) is not: changes are declined.
-  const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createAskingConfirm({ ask: createTerminalAsk(io.stdin, io.stderr), style, hold: () => renderer?.hold(), release: () => renderer?.release() }) : denyAll;
-  const tools: Tool[] = createBuiltinTools({ root: io.cwd, confirm, env: io.env });
+  const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createAskingConfirm({ ask: createTerminalAsk(io.stdin, io.stderr), style, hold: () => renderer?.hold(), release: () => renderer?.release(), preview: (call) => previewChange(call, io.cwd) }) : denyAll;
+  const tools: Tool[] = withCallContext(createBuiltinTools({ root: io.cwd, confirm, env: io.env }));
   const session = await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config: context.config, tools, fetch: context.fetch, cwd: io.cwd });
   if (renderer !== undefined) for (const line of describeOpenedSession(session, io.cwd)) renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);
 

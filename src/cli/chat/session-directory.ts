@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
+import { ensurePrivateDirectory } from './private-directory.js';
 
 /** Where chat sessions live, relative to the working directory. */
 export const SESSIONS_DIRECTORY = join('.unstuck', 'sessions');
@@ -81,7 +82,10 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
     throw new UnstuckError('USAGE', `no session '${id}' in ${SESSIONS_DIRECTORY} (see /sessions)`);
   };
   const ensure = async (): Promise<void> => {
-    await mkdir(path, { recursive: true });
+    await ensurePrivateDirectory(cwd);
+    await mkdir(path, { recursive: true, mode: 0o700 });
+    // A folder made by an older version is 0755: closed now too.
+    await chmod(path, 0o700).catch(() => undefined);
   };
   return {
     path,

@@ -3,12 +3,18 @@ import { UnstuckError } from '../../core/errors.js';
 import type { Io } from '../io.js';
 import { loadChatBackend } from '../chat/chat-backend.js';
 import type { ChatBackend } from '../chat/chat-backend.js';
+import { createTerminalAsk } from '../chat/ask-on-terminal.js';
+import { createProjectTrustAsk } from '../chat/ask-project-trust.js';
 import { formatConfigWarning, loadChatConfig } from '../chat/chat-config.js';
+import type { TrustMode } from '../chat/chat-config.js';
 import type { ChatContext, SessionChoice } from '../chat/chat-context.js';
 import { explainNetworkErrors } from '../chat/explain-network-error.js';
 import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
+import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
+import { CHAT_COMMAND_MARKER, isSecretName } from '../chat/tools/command-environment.js';
+import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
 
 /** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
 export function createChatCommand(dependencies: { loadBackend: () => Promise<ChatBackend>; fetch?: typeof fetch } = { loadBackend: loadChatBackend }): Command {
@@ -25,16 +31,20 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       profile: { type: 'string' },
       thinking: { type: 'boolean' },
       yes: { type: 'boolean', short: 'y' },
+      'trust-project': { type: 'boolean' },
+      'full-output': { type: 'boolean' },
     },
     optionHelp: {
       prompt: 'Ask once, print the answer and exit (the prompt may also come on stdin)',
       json: 'With a one-shot prompt: print one JSON object (answer, tool calls, repairs, status)',
       resume: 'Continue a session of .unstuck/sessions/: SESSION-ID, or the newest',
-      model: 'Model name (default deepseek-chat, or "model" in .unstuck/config.json)',
+      model: 'Model name (default deepseek-chat, or "model" in your config or a trusted .unstuck/config.json)',
       'base-url': 'OpenAI-compatible endpoint; the key then comes from OPENAI_API_KEY',
       profile: 'Provider rules to keep the history valid for (default: guessed from the URL)',
       thinking: 'Ask for thinking mode (DeepSeek reasoning)',
       yes: 'Write files and run commands without asking',
+      'full-output': 'Show each tool result whole under its call (default: its first and last lines)',
+      'trust-project': 'Trust .unstuck/config.json as it is now (its endpoint, model, system prompt); remembered until it changes',
     },
     async run({ values, positionals }, io) {
       return await runChat(values, positionals, io, dependencies);
@@ -65,8 +75,22 @@ async function runChat(
     ...(typeof values.profile === 'string' ? { profile: values.profile } : {}),
     ...(values.thinking === true ? { thinking: true } : {}),
   };
-  const { config, warnings } = await loadChatConfig({ flags, env: io.env, cwd: io.cwd });
+  if (values['trust-project'] === true && nonEmpty(io.env[CHAT_COMMAND_MARKER])) {
+    throw new UnstuckError('USAGE', '--trust-project is refused in a command that unstuck chat runs: trust a project from your own shell');
+  }
+  // A project file's endpoint, model and system prompt count only once trusted: asked in the
+  // interactive chat, never taken silently by a one-shot run (see docs/decisions/chat-project-trust.md).
+  const trust: TrustMode = values['trust-project'] === true
+    ? { mode: 'grant' }
+    : prompt === undefined
+      ? { mode: 'ask', ask: createProjectTrustAsk({ ask: createTerminalAsk(io.stdin, io.stdout), style: createTerminalStyle(colorWanted(io.stdout, io.env)), write: (text) => io.stdout.write(text) }) }
+      : { mode: 'never' };
+  const { config, warnings, notes } = await loadChatConfig({ flags, env: io.env, cwd: io.cwd, trust });
   for (const warning of warnings) io.stderr.write(`unstuck chat: warning: ${formatConfigWarning(warning)}\n`);
+  for (const note of notes) io.stderr.write(`unstuck chat: ${note}\n`);
+  // The key is in `config` now: out of the environment, and out of the block /proc/<pid>/environ
+  // shows, so no command the model runs can read it there (docs/decisions/chat-command-environment.md).
+  if (io.env === process.env) eraseInitialEnvironment(Object.keys(io.env).filter((name) => PROVIDER_KEYS.includes(name) || isSecretName(name)));
   const context: ChatContext = {
     io,
     config,
@@ -74,9 +98,16 @@ async function runChat(
     sessions: createSessionDirectory(io.cwd),
     fetch: explainNetworkErrors(dependencies.fetch ?? globalThis.fetch),
     yes: values.yes === true,
+    ...(values['full-output'] === true ? { output: 'full' as const } : {}),
   };
   if (prompt !== undefined) return await runOneShot(context, { prompt, session, json });
   return await runInteractive(context, { session });
+}
+
+const PROVIDER_KEYS = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY'];
+
+function nonEmpty(value: string | undefined): boolean {
+  return value !== undefined && value !== '';
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {

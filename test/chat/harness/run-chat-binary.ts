@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The real CLI entry point and the TypeScript loader, as absolute paths: the chat runs in a temp dir. */
@@ -6,9 +8,15 @@ export const MAIN = fileURLToPath(new URL('../../../src/cli/main.ts', import.met
 export const TSX = import.meta.resolve('tsx');
 export const NODE_ARGS = ['--import', TSX, MAIN];
 
-/** An environment with nothing of the caller's keys or colours in it. */
+/**
+ * A user config directory of the test run's own, so no test reads or writes the real
+ * `~/.config/unstuck` (its config or its trusted projects).
+ */
+export const TEST_CONFIG_HOME = join(tmpdir(), `unstuck-chat-test-config-${process.pid}`);
+
+/** An environment with nothing of the caller's keys, colours or user config in it. */
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8', XDG_CONFIG_HOME: TEST_CONFIG_HOME };
   return { ...env, ...extra };
 }
 

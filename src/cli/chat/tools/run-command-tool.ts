@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { Tool } from '../agent-port.js';
 import type { Confirm } from './confirm.js';
 import { declined } from './confirm.js';
+import { commandEnvironment } from './command-environment.js';
 import { limitText } from './limit-text.js';
 import { optionalInteger, requiredString, toolArguments } from './tool-arguments.js';
 
@@ -9,13 +10,11 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_TIMEOUT_MS = 600_000;
 /** Output kept in memory while the command runs; the model sees at most `limitText` of it. */
 const MAX_CAPTURE = 1024 * 1024;
-/** Never hand the model's commands our provider keys: `env` would put them in the transcript. */
-const HIDDEN_VARIABLES = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY'];
 
 export function createRunCommandTool(root: string, confirm: Confirm, env: Record<string, string | undefined>): Tool {
   return {
     name: 'run_command',
-    description: 'Run a shell command (sh -c) in the working directory and return its exit code and output. Asks the user first.',
+    description: 'Run a shell command (sh -c) in the working directory and return its exit code and output. It gets a reduced environment (PATH, HOME, locale, terminal; no tokens or keys). Asks the user first.',
     parameters: {
       type: 'object',
       properties: {
@@ -31,8 +30,8 @@ export function createRunCommandTool(root: string, confirm: Confirm, env: Record
       const timeout = Math.min(optionalInteger(input, 'timeout_ms') ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
       if (!(await confirm({ tool: 'run_command', action: `run: ${command}` }, signal))) throw declined('run_command');
       signal.throwIfAborted();
-      const childEnv: Record<string, string> = {};
-      for (const [name, value] of Object.entries(env)) if (value !== undefined && !HIDDEN_VARIABLES.includes(name)) childEnv[name] = value;
+      // An allow-list, secrets by name removed: the output goes to the model and the transcript.
+      const childEnv = commandEnvironment(env);
       return await new Promise<string>((resolve, reject) => {
         // Its own process group, so stopping it stops whatever it started too.
         const child = spawn('sh', ['-c', command], { cwd: root, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -2,6 +2,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Tool } from '../agent-port.js';
 import { limitText } from './limit-text.js';
+import { createRegexMatcher } from './regex-worker.js';
+import type { RegexMatcher } from './regex-worker.js';
 import { resolveInWorkspace } from './resolve-in-workspace.js';
 import { optionalString, requiredString, toolArguments } from './tool-arguments.js';
 
@@ -11,7 +13,7 @@ const MAX_FILES = 20_000;
 /** Folders that are never worth searching and are often huge. */
 const SKIPPED = new Set(['.git', 'node_modules', 'dist', '.unstuck']);
 
-export function createSearchTextTool(root: string): Tool {
+export function createSearchTextTool(root: string, options: { regexTimeLimitMs?: number } = {}): Tool {
   return {
     name: 'search_text',
     description: 'Search the text files under a directory for a string (or a regular expression with regex: true). Returns file:line: text for each match.',
@@ -29,18 +31,23 @@ export function createSearchTextTool(root: string): Tool {
       const input = toolArguments(args);
       const pattern = requiredString(input, 'pattern');
       if (pattern === '') throw new Error('pattern must not be empty');
-      let matches: (line: string) => boolean;
+      let matcher: RegexMatcher | undefined;
       if (input.regex === true) {
-        let expression: RegExp;
         try {
-          expression = new RegExp(pattern);
+          // Compiling is safe on this thread; matching is not (see regex-worker.ts).
+          void new RegExp(pattern);
         } catch (error) {
           throw new Error(`invalid regular expression: ${(error as Error).message}`);
         }
-        matches = (line) => expression.test(line);
-      } else {
-        matches = (line) => line.includes(pattern);
+        matcher = createRegexMatcher(pattern, options.regexTimeLimitMs === undefined ? {} : { timeLimitMs: options.regexTimeLimitMs });
       }
+      const matchingLines = async (text: string, limit: number): Promise<number[]> => {
+        if (matcher !== undefined) return await matcher.matchLines(text, limit, signal);
+        const found: number[] = [];
+        const lines = text.split('\n');
+        for (let index = 0; index < lines.length && found.length < limit; index += 1) if ((lines[index] ?? '').includes(pattern)) found.push(index);
+        return found;
+      };
       const start = await resolveInWorkspace(root, optionalString(input, 'path') ?? '.');
       const base = await resolveInWorkspace(root, '.');
       const found: string[] = [];
@@ -62,13 +69,18 @@ export function createSearchTextTool(root: string): Tool {
         files += 1;
         const buffer = await readFile(path);
         if (buffer.includes(0)) return;
-        const lines = buffer.toString('utf8').split('\n');
-        for (let index = 0; index < lines.length && found.length < MAX_MATCHES; index += 1) {
+        const text = buffer.toString('utf8');
+        const lines = text.split('\n');
+        for (const index of await matchingLines(text, MAX_MATCHES - found.length)) {
           const line = lines[index] ?? '';
-          if (matches(line)) found.push(`${relative(base, path) || path}:${index + 1}: ${line.length > 300 ? `${line.slice(0, 300)}...` : line}`);
+          found.push(`${relative(base, path) || path}:${index + 1}: ${line.length > 300 ? `${line.slice(0, 300)}...` : line}`);
         }
       };
-      await visit(start);
+      try {
+        await visit(start);
+      } finally {
+        await matcher?.close();
+      }
       if (found.length === 0) return 'no matches';
       const note = found.length >= MAX_MATCHES ? `\n[stopped at ${MAX_MATCHES} matches]` : '';
       return limitText(found.join('\n') + note);
