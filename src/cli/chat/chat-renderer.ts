@@ -1,4 +1,6 @@
 import type { AgentEvent, ChangeLike } from './agent-port.js';
+import { compactionLine } from './compaction-lines.js';
+import type { MarkdownStream } from './markdown-stream.js';
 import type { Spinner } from './spinner.js';
 import type { TerminalStyle } from './terminal-style.js';
 
@@ -24,7 +26,7 @@ export interface ChatRenderer {
  * retries, repairs and errors go to `notes`. Interactive chat passes stdout for both; one-shot
  * keeps stdout for the answer alone.
  */
-export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean }): ChatRenderer {
+export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; markdown?: MarkdownStream }): ChatRenderer {
   const { answer, notes, style, spinner, fancy } = options;
   let mode: 'idle' | 'text' | 'reasoning' = 'idle';
   let answerAtLineStart = true;
@@ -47,6 +49,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
 
   const endBlock = (): void => {
     spinner.stop();
+    if (mode === 'text') options.markdown?.flush();
     if (mode === 'text' && !answerAtLineStart) {
       answer.write('\n');
       answerAtLineStart = true;
@@ -92,6 +95,13 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           if (event.text === '') return;
           if (mode !== 'text') endBlock();
           mode = 'text';
+          if (options.markdown !== undefined) {
+            // Drawn a finished block at a time; each drawn block ends its line.
+            options.markdown.push(event.text);
+            answerAtLineStart = true;
+            if (shared) notesAtLineStart = true;
+            return;
+          }
           answer.write(event.text);
           answerAtLineStart = event.text.endsWith('\n');
           if (shared) notesAtLineStart = answerAtLineStart;
@@ -132,6 +142,12 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
         case 'compact':
           line(style.dim(`(${event.omittedMessages} older messages left out of this request to fit the context window, about ${event.estimatedTokens} tokens sent)`));
           spin('waiting for the model');
+          return;
+        case 'compaction-start':
+        case 'compaction-end':
+        case 'compaction-failed':
+          line(compactionLine(event, style));
+          if (event.type === 'compaction-start') spin('summarizing the older turns');
           return;
         case 'error':
           line(style.red(`error: ${event.message}`));
