@@ -5,6 +5,7 @@ import { loadChatBackend } from '../chat/chat-backend.js';
 import type { ChatBackend } from '../chat/chat-backend.js';
 import { formatConfigWarning, loadChatConfig } from '../chat/chat-config.js';
 import type { ChatContext, SessionChoice } from '../chat/chat-context.js';
+import { compactionSettings } from '../chat/compaction-settings.js';
 import { explainNetworkErrors } from '../chat/explain-network-error.js';
 import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
@@ -67,6 +68,7 @@ async function runChat(
   };
   const { config, warnings } = await loadChatConfig({ flags, env: io.env, cwd: io.cwd });
   for (const warning of warnings) io.stderr.write(`unstuck chat: warning: ${formatConfigWarning(warning)}\n`);
+  compactionSettings({ profile: config.profile, contextWindow: config.contextWindow, env: io.env }); // a bad setting stops here, before a session is made
   const context: ChatContext = {
     io,
     config,
