@@ -145,6 +145,35 @@ describe('compaction by summary', () => {
     assertUnderWindow(main, contextWindow);
   });
 
+  test('old turns too big for one summarizing request are read in parts, each carrying the summary so far', async () => {
+    const { main, summarizer, fetch } = emulators();
+    summarizer.push(...Array.from({ length: 20 }, (_, index) => ({ text: `PART SUMMARY ${index + 1}.` })));
+    // A resumed session far over the window: its old turns take several requests to read.
+    const initial: Message[] = [];
+    for (let turn = 0; turn < 24; turn += 1) {
+      initial.push({ role: 'user', content: `old question ${turn}` });
+      initial.push({ role: 'assistant', content: null, reasoning_content: 'look', tool_calls: [{ id: `call_old_${turn}`, type: 'function', function: { name: 'echo', arguments: '{"text":"x"}' } }] });
+      initial.push({ role: 'tool', tool_call_id: `call_old_${turn}`, content: `old result ${turn} `.repeat(60) });
+      initial.push({ role: 'assistant', content: `old answer ${turn}`, reasoning_content: 'done' });
+    }
+    const contextWindow = 4_000;
+    const agent = agentFor(main, { tools: [echoTool], systemPrompt: 'You are a test agent.', contextWindow, reserveTokens: 500, fetch, session: recordingStore(initial) });
+    main.push({ text: 'answer now' });
+    const events = await collect(agent.runTurn('new question'));
+    assert.equal(of(events, 'turn-end')[0]?.reason, 'stop', JSON.stringify(of(events, 'error')));
+    assert.equal(of(events, 'compaction-end').length, 1);
+    const parts = summarizer.requests.map((request) => request.body.messages[1].content as string);
+    assert.ok(parts.length >= 2, `read in ${parts.length} part(s)`);
+    parts.forEach((text, index) => {
+      assert.match(text, new RegExp(`\\(part ${index + 1} of ${parts.length}\\)`));
+      if (index > 0) assert.match(text, new RegExp(`Summary of the conversation so far:\\n\\nPART SUMMARY ${index}\\.`));
+    });
+    const last = main.requests.at(-1)?.body.messages as Message[];
+    assert.match(String(last[1]?.content), new RegExp(`PART SUMMARY ${parts.length}\\.`), 'the summary of the last part is the one kept');
+    assertEveryRequestValid(summarizer);
+    assertUnderWindow(summarizer, contextWindow);
+  });
+
   test('compact() on demand summarizes all but the newest turn; with one turn there is nothing to compact', async () => {
     const { main, summarizer, fetch } = emulators();
     const agent = agentFor(main, { tools: [echoTool], contextWindow: 100_000, fetch });
