@@ -78,13 +78,17 @@ export function createCompactor(host: CompactorHost): Compactor {
       }
       if (summary === undefined) return;
       const next = [...history.slice(0, plan.cut), ...summaryPair(summary, { from: 0, to: plan.cut }, host.thinking), ...history.slice(plan.cut)];
+      const tokensAfter = host.tokensOf(compactedView(next).messages);
+      if (tokensAfter >= tokensBefore) {
+        yield { type: 'compaction-failed', message: `the summary is not shorter than the ${covered.length} messages it would replace; the history is as it was` };
+        return;
+      }
       try {
         await host.replace(next);
       } catch (error) {
         yield { type: 'compaction-failed', message: `${error instanceof Error ? error.message : String(error)}; the history is as it was` };
         return;
       }
-      const tokensAfter = host.tokensOf(compactedView(next).messages);
       yield { type: 'compaction-end', messages: covered.length, tokensBefore, tokensAfter, savedTokens: Math.max(0, tokensBefore - tokensAfter) };
     },
   };

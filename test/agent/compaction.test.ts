@@ -191,3 +191,18 @@ describe('compaction by summary', () => {
     assertEveryRequestValid(summarizer);
   });
 });
+
+test('a summary no shorter than the turns it would replace is not recorded', async () => {
+  const { main, summarizer, fetch } = emulators();
+  const agent = agentFor(main, { tools: [echoTool], contextWindow: 100_000, fetch });
+  for (const text of ['hi', 'and?']) {
+    main.push({ text: 'ok' });
+    await collect(agent.runTurn(text));
+  }
+  const before = [...agent.messages];
+  summarizer.push({ text: 'A summary far longer than a two-word exchange. '.repeat(20) });
+  const events = await collect(agent.compact!());
+  assert.deepEqual(events.map((event) => event.type), ['compaction-start', 'compaction-failed']);
+  assert.match((events[1] as { message: string }).message, /not shorter than the 2 messages it would replace; the history is as it was/);
+  assert.deepEqual(agent.messages, before);
+});
