@@ -206,3 +206,26 @@ test('a summary no shorter than the turns it would replace is not recorded', asy
   assert.match((events[1] as { message: string }).message, /not shorter than the 2 messages it would replace; the history is as it was/);
   assert.deepEqual(agent.messages, before);
 });
+
+test('a compaction whose save fails leaves the history as it was, and the turn goes on', async () => {
+  const { main, summarizer, fetch } = emulators();
+  const initial: Message[] = [];
+  for (let turn = 0; turn < 24; turn += 1) {
+    initial.push({ role: 'user', content: `old question ${turn}` }, { role: 'assistant', content: `old answer ${turn} `.repeat(40) });
+  }
+  const inner = recordingStore(initial);
+  const store = { ...inner, save: async () => Promise.reject(new Error('disk full')) };
+  summarizer.push({ text: 'short summary' });
+  main.push({ text: 'answered anyway' });
+  const agent = agentFor(main, { tools: [echoTool], contextWindow: 4_000, reserveTokens: 500, fetch, session: store });
+  const events = await collect(agent.runTurn('new question'));
+  const failed = of(events, 'compaction-failed')[0];
+  assert.ok(failed !== undefined);
+  assert.match(failed.message, /disk full.*the history is as it was/);
+  assert.equal(of(events, 'turn-end')[0]?.reason, 'stop');
+  assert.ok(!agent.messages.some((message) => String(message.content).startsWith(SUMMARY_MARKER)), 'no summary in memory');
+  const saved = await inner.current();
+  assert.ok(!saved.some((message) => String(message.content).startsWith(SUMMARY_MARKER)), 'no summary on disk');
+  assert.deepEqual(saved.slice(0, initial.length), initial);
+  assert.deepEqual(saved.slice(initial.length).map((message) => message.content), ['new question', 'answered anyway']);
+});
