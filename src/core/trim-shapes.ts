@@ -1,3 +1,4 @@
+import { UnstuckError } from './errors.js';
 import type { FormatName } from './formats/format-types.js';
 import { callOf, responseOf, roleOf } from './formats/gemini-contents.js';
 import { isRecord } from './formats/native-tag.js';
@@ -161,5 +162,7 @@ export function trimShapeOf(format: TrimFormat): TrimShape {
       return gemini;
     case 'responses-input':
       return responses;
+    default:
+      throw new UnstuckError('USAGE', `unknown wire format '${String(format)}' (known: ${trimFormats.join(', ')})`);
   }
 }

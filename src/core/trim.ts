@@ -1,3 +1,4 @@
+import { UnstuckError } from './errors.js';
 import type { ProfileName } from './profiles.js';
 import { createTokenEstimator, type TokenEstimator } from './token-estimate.js';
 import { trimShapeOf, type TrimFormat, type TrimShape } from './trim-shapes.js';
@@ -55,6 +56,8 @@ export interface TrimResult<T> {
  * comes back as the same array, `changed: false`. Linear in the size of the history.
  */
 export function trim<T>(items: readonly T[], options: TrimOptions): TrimResult<T> {
+  if (!Array.isArray(items)) throw new UnstuckError('INPUT_INVALID', 'trim: the history must be an array');
+  if (!(options.maxTokens >= 0)) throw new UnstuckError('USAGE', `trim: maxTokens must be a number of tokens, got ${String(options.maxTokens)}`);
   const shape = trimShapeOf(options.format ?? 'openai-chat');
   const estimator = options.estimator ?? createTokenEstimator(options.profile === undefined ? {} : { profile: options.profile });
   const sizes = new Array<number>(items.length);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages, type BaseMessage } from '@langchain/core/messages';
-import { check, checkFormat, createTokenEstimator, serializedChars, trim, TRIMMED_RESULT, type Message } from '../../src/index.js';
+import { check, checkFormat, createTokenEstimator, isUnstuckError, serializedChars, trim, TRIMMED_RESULT, type Message, type TrimFormat } from '../../src/index.js';
 import { seedShapedHistory } from '../../bench/support/seed-history.js';
 
 const big = (label: string, size: number) => `${label} ${'x'.repeat(size)}`;
@@ -191,4 +191,11 @@ test('on the seed-sized history trim keeps the newest turns under a 128k window,
   assert.equal(result.items[1]?.role, 'user');
   assert.equal(result.omitted.length + result.items.length, history.length);
   assert.deepEqual(check(result.items, { profile: 'deepseek', thinking: true }), []);
+});
+
+test('bad options are one clear error, never a crash inside', () => {
+  assert.throws(() => trim([], { maxTokens: 10, format: 'openai-messages' as TrimFormat }), (error: unknown) => isUnstuckError(error) && error.code === 'USAGE' && /unknown wire format 'openai-messages' \(known: openai-chat, anthropic-messages, gemini-contents, responses-input\)/.test(error.message));
+  assert.throws(() => trim([], { maxTokens: Number.NaN }), (error: unknown) => isUnstuckError(error) && /maxTokens must be a number/.test(error.message));
+  assert.throws(() => trim({} as unknown as unknown[], { maxTokens: 1 }), (error: unknown) => isUnstuckError(error) && error.code === 'INPUT_INVALID');
+  assert.equal(trim([], { maxTokens: 0 }).fits, true);
 });
