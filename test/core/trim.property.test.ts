@@ -8,13 +8,14 @@ import {
   fromAnthropicMessages,
   fromGeminiContents,
   fromResponsesInput,
+  isPairingRule,
   trim,
   TRIMMED_RESULT,
   type Message,
   type ProfileName,
   type TrimFormat,
 } from '../../src/index.js';
-import { shapeOf, validHistory } from '../support/histories.js';
+import { corrupted, shapeOf, validHistory } from '../support/histories.js';
 import { deepFreeze } from '../support/lossless.js';
 import { validNative } from '../support/native-generators.js';
 
@@ -151,6 +152,27 @@ for (const testCase of cases) {
         assert.ok(result.fits || result.estimatedTokens > maxTokens);
         const again = trim(result.items, { maxTokens, format, mode: 'placeholder', keepToolResults });
         if (result.fits) assert.equal(again.items, result.items, 'idempotent once it fits');
+      }),
+      { numRuns: runs, seed },
+    );
+  });
+}
+
+// On a damaged history trim makes no pairing problem of its own: every one left in its output was
+// already in its input (same rule, same call id). Repair first to get a valid one (the test above).
+for (const profile of ['openai', 'deepseek'] as ProfileName[]) {
+  test(`openai-chat (${profile}), damaged: trim adds no pairing violation`, () => {
+    fc.assert(
+      fc.property(corrupted(shapeOf(profile)), budget, ({ damaged }, fraction) => {
+        const frozen = deepFreeze(damaged);
+        const maxTokens = Math.max(1, Math.floor((createTokenEstimator().tokens(frozen) - 1) * fraction));
+        const key = (violation: { rule: string; toolCallId?: string }) => `${violation.rule}:${violation.toolCallId ?? ''}`;
+        const before = new Set(check(frozen, { profile }).filter((violation) => isPairingRule(violation.rule)).map(key));
+        for (const mode of ['drop', 'placeholder'] as const) {
+          const result = trim(frozen, { maxTokens, mode });
+          const added = check(result.items, { profile }).filter((violation) => isPairingRule(violation.rule) && !before.has(key(violation)));
+          assert.deepEqual(added, [], `${mode}: new pairing violations after trimming to ${maxTokens} (omitted ${JSON.stringify(result.omitted)})`);
+        }
       }),
       { numRuns: runs, seed },
     );
