@@ -1,5 +1,5 @@
-import { classifyError, getProfile, isPairingRule, repair } from '../core/index.js';
-import type { Change, ErrorClassification, Message } from '../core/index.js';
+import { getProfile, repair } from '../core/index.js';
+import type { Change, Message } from '../core/index.js';
 import { collectIds, reusesIds } from './call-ids.js';
 import { charsOf, selectWindow } from './context-window.js';
 import type { RequestWindow } from './context-window.js';
@@ -7,12 +7,12 @@ import { CANCELLED, startToolBlock, toolMessages } from './run-tool-block.js';
 import type { ToolOutcome } from './run-tool-block.js';
 import { createMemoryStore } from '../session/index.js';
 import type { SessionProblem } from '../session/index.js';
-import { streamCompletion } from './stream-completion.js';
-import type { Completion } from './stream-completion.js';
+import { requestCompletion } from './request-completion.js';
+import type { RequestPath } from './request-completion.js';
+import { compactedView, compactionThreshold, defaultContextWindow } from './compact-history.js';
+import { createCompactor } from './compact-session.js';
 import { lastUserIndex, loopHint, toAssistantMessage, withSystemPrompt } from './turn-messages.js';
 import type { Agent, AgentEvent, AgentOptions, Tool } from './types.js';
-import { WireError, describeFailure, errorText, isTransient } from './wire-error.js';
-import type { WireFailure } from './wire-error.js';
 import { setTimeout as delay } from 'node:timers/promises';
 
 const DEFAULTS = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000, idleTimeoutMs: 120_000, maxSteps: 64, hintAfterFailures: 3 };
@@ -136,12 +136,52 @@ export function createAgent(options: AgentOptions): Agent {
     return full;
   }
 
+  function budgetTokens(): number {
+    const window = options.contextWindow ?? defaultContextWindow(profile);
+    const reserve = options.reserveTokens ?? Math.min(8192, Math.floor(window / 4));
+    return window - reserve - Math.ceil(fixedChars / charsPerToken);
+  }
+
   function windowFor(): RequestWindow {
     if (options.contextWindow === undefined) return { messages: history, omitted: 0, estimatedTokens: 0 };
-    const reserve = options.reserveTokens ?? Math.min(8192, Math.floor(options.contextWindow / 4));
-    const budget = options.contextWindow - reserve - Math.ceil(fixedChars / charsPerToken);
-    return selectWindow(history, budget, charsPerToken);
+    // After a compaction, requests carry the summary in place of the turns it covers.
+    return selectWindow(compactedView(history).messages, budgetTokens(), charsPerToken);
   }
+
+  const requestPath: RequestPath = { url, apiKey: options.apiKey, fetch: fetchImpl, idleTimeoutMs, retry, sleep };
+  const compactor = createCompactor({
+    history: () => history,
+    async replace(next) {
+      const before = { history, rewrite };
+      history = next;
+      rewrite = true;
+      verified = undefined;
+      try {
+        await persist();
+      } catch (error) {
+        ({ history, rewrite } = before);
+        throw error;
+      }
+    },
+    path: requestPath,
+    bodyFor: (messages) => {
+      const body: Record<string, unknown> = { model: options.model, messages, stream };
+      if (stream) body['stream_options'] = { include_usage: true };
+      if (profile === 'deepseek' && options.thinking !== undefined) body['thinking'] = { type: thinking ? 'enabled' : 'disabled' };
+      return body;
+    },
+    budgetTokens,
+    charsPerToken: () => charsPerToken,
+    tokensOf: (messages) => {
+      let chars = fixedChars;
+      for (const message of messages) chars += charsOf(message);
+      return Math.ceil(chars / charsPerToken);
+    },
+    thinking,
+    threshold: compactionThreshold(profile, options.compaction === false ? undefined : options.compaction),
+    options: options.compaction === false ? {} : (options.compaction ?? {}),
+  });
+  const compaction = { enabled: options.contextWindow !== undefined && options.compaction !== false, auto: false, wanted: () => compactor.wanted(), run: compactor.run };
 
   function requestBody(messages: readonly Message[]): Record<string, unknown> {
     const body: Record<string, unknown> = {
@@ -153,10 +193,6 @@ export function createAgent(options: AgentOptions): Agent {
     if (wireTools !== undefined) body['tools'] = wireTools;
     if (profile === 'deepseek' && options.thinking !== undefined) body['thinking'] = { type: thinking ? 'enabled' : 'disabled' };
     return body;
-  }
-
-  function backoff(attempt: number, retryAfterMs: number | undefined): number {
-    return Math.min(retry.maxDelayMs, Math.max(retryAfterMs ?? 0, retry.baseDelayMs * 2 ** (attempt - 1)));
   }
 
   async function* turn(text: string, signal: AbortSignal): AsyncGenerator<AgentEvent> {
@@ -174,6 +210,7 @@ export function createAgent(options: AgentOptions): Agent {
     history.push({ role: 'user', content: text });
     verified = undefined;
     await persist();
+    compaction.auto = compaction.enabled;
 
     const failures = new Map<string, number>();
     for (let step = 0; ; step += 1) {
@@ -192,75 +229,44 @@ export function createAgent(options: AgentOptions): Agent {
         await persist();
       }
 
-      let completion: Completion | undefined;
-      let healed = false;
-      let attempt = 0;
-      while (completion === undefined) {
-        const view = windowFor();
-        if (view.omitted > 0) yield { type: 'compact', omittedMessages: view.omitted, estimatedTokens: view.estimatedTokens };
-        const body = requestBody(view.messages);
-        let failure: WireFailure | undefined;
-        const request = streamCompletion({ url, apiKey: options.apiKey, body, fetch: fetchImpl, signal, idleTimeoutMs });
-        /** What this attempt streamed so far: kept in the history if the user aborts it. */
-        const partial = { text: '', reasoning: '' };
-        try {
-          for (;;) {
-            const next = await request.next();
-            if (next.done === true) {
-              completion = next.value;
-              break;
-            }
-            partial[next.value.type === 'text' ? 'text' : 'reasoning'] += next.value.text;
-            yield next.value.type === 'text' ? { type: 'text-delta', text: next.value.text } : { type: 'reasoning-delta', text: next.value.text };
-          }
-        } catch (error) {
-          failure = error instanceof WireError ? error.failure : { kind: 'protocol', detail: error instanceof Error ? error.message : String(error) };
-        } finally {
-          await request.return(undefined as never);
-        }
-        if (completion !== undefined) {
-          if (completion.usage !== undefined) {
-            sawUsage = true;
-            usage.promptTokens += completion.usage.promptTokens;
-            usage.completionTokens += completion.usage.completionTokens;
-            if (options.contextWindow !== undefined) calibrate(view.messages, completion.usage.promptTokens);
-          }
-          break;
-        }
-        if (failure === undefined || failure.kind === 'aborted' || signal.aborted) {
-          // The answer the user saw stays in the history, marked; its unfinished tool calls do not
-          // (a call without its result would be a broken history).
-          if (partial.text.trim() !== '') {
-            history.push(toAssistantMessage({ text: `${partial.text}${INTERRUPTED}`, reasoning: partial.reasoning, toolCalls: [], finishReason: undefined, usage: undefined }, thinking));
-          }
-          yield end('aborted');
-          return;
-        }
-        const classified = failure.kind === 'http' ? classifyError(failure.status, failure.body) : undefined;
-        if (classified !== undefined && isPairingRule(classified.rule) && !healed) {
-          healed = true;
+      if (compaction.auto && compaction.wanted()) {
+        compaction.auto = false; // at most one attempt per turn: a failed one is not retried at every step
+        yield* compaction.run(signal, false);
+      }
+      const outcome = yield* requestCompletion(requestPath, {
+        signal,
+        prepare: () => {
+          const view = windowFor();
+          return { body: requestBody(view.messages), events: view.omitted > 0 ? [{ type: 'compact', omittedMessages: view.omitted, estimatedTokens: view.estimatedTokens }] : [], context: view };
+        },
+        heal: async () => {
           const strongest = repair(history, { ...repairOptions, scope: 'request', level: 'strongest' });
           adopt(strongest);
-          yield { type: 'repair', changes: strongest.changes };
           await persist();
-          yield { type: 'retry', reason: `the provider rejected the history (${classified.rule}); repaired it, retrying once`, attempt: 1, delayMs: 0 };
-          continue;
+          return [{ type: 'repair', changes: strongest.changes }];
+        },
+      });
+      if (outcome.kind === 'aborted') {
+        // The answer the user saw stays in the history, marked; its unfinished tool calls do not
+        // (a call without its result would be a broken history).
+        if (outcome.partial.text.trim() !== '') {
+          history.push(toAssistantMessage({ text: `${outcome.partial.text}${INTERRUPTED}`, reasoning: outcome.partial.reasoning, toolCalls: [], finishReason: undefined, usage: undefined }, thinking));
+          await persist();
         }
-        if (classified === undefined && isTransient(failure) && attempt < retry.maxRetries) {
-          attempt += 1;
-          const delayMs = backoff(attempt, failure.kind === 'http' ? failure.retryAfterMs : undefined);
-          yield { type: 'retry', reason: describeFailure(failure), attempt, delayMs };
-          try {
-            await sleep(delayMs, signal);
-          } catch {
-            yield end('aborted');
-            return;
-          }
-          continue;
-        }
-        yield failureEvent(failure, classified, healed, attempt);
+        yield end('aborted');
+        return;
+      }
+      if (outcome.kind === 'failed') {
+        yield outcome.event;
         yield end('error');
         return;
+      }
+      const { completion, context: view } = outcome;
+      if (completion.usage !== undefined) {
+        sawUsage = true;
+        usage.promptTokens += completion.usage.promptTokens;
+        usage.completionTokens += completion.usage.completionTokens;
+        if (options.contextWindow !== undefined) calibrate(view.messages, completion.usage.promptTokens);
       }
 
       const assistant = toAssistantMessage(completion, thinking);
@@ -309,6 +315,21 @@ export function createAgent(options: AgentOptions): Agent {
       return history;
     },
     open,
+    async *compact(compactOptions = {}) {
+      if (running) {
+        yield { type: 'compaction-failed', message: 'a turn is running: compact when it is over' };
+        return;
+      }
+      running = true;
+      try {
+        await open();
+        yield* compactor.run(compactOptions.signal ?? new AbortController().signal, true);
+      } catch (error) {
+        yield { type: 'compaction-failed', message: error instanceof Error ? error.message : String(error) };
+      } finally {
+        running = false;
+      }
+    },
     async *runTurn(text, turnOptions = {}) {
       if (running) {
         yield { type: 'error', message: 'a turn is already running on this agent' };
@@ -341,12 +362,4 @@ export function createAgent(options: AgentOptions): Agent {
       }
     },
   };
-}
-
-function failureEvent(failure: WireFailure, classified: ErrorClassification | undefined, healed: boolean, attempts: number): AgentEvent {
-  if (failure.kind !== 'http') return { type: 'error', message: `${describeFailure(failure)}${attempts > 0 ? ` (gave up after ${attempts} retries)` : ''}` };
-  const prefix = classified !== undefined && healed ? 'the provider still rejects the history after a repair and one retry' : attempts > 0 ? `the provider kept failing (gave up after ${attempts} retries)` : 'the provider rejected the request';
-  const event: AgentEvent = { type: 'error', message: `${prefix}: HTTP ${failure.status}: ${errorText(failure.body)}`, status: failure.status };
-  if (classified !== undefined) event.rule = classified.rule;
-  return event;
 }

@@ -1,6 +1,7 @@
 import type { Message } from '../core/index.js';
 import type { Change, ProfileName, RuleId } from '../core/index.js';
 import type { SessionProblem, SessionStore } from '../session/index.js';
+import type { CompactionOptions } from './compact-history.js';
 
 /** A tool the model may call. `run` may throw: the runner turns any failure into an error result. */
 export interface Tool {
@@ -34,6 +35,12 @@ export interface AgentOptions {
   contextWindow?: number;
   /** Tokens kept free for the answer when `contextWindow` is set. Default a quarter of it, at most 8192. */
   reserveTokens?: number;
+  /**
+   * With `contextWindow` set, the oldest turns are summarized by the model once a request would pass
+   * a threshold of the window; the session keeps every message and the summary. `false`: never
+   * (requests then only leave the oldest turns out).
+   */
+  compaction?: CompactionOptions | false;
   fetch?: typeof fetch;
   /** Stream the answer (SSE). Default true. */
   stream?: boolean;
@@ -56,11 +63,16 @@ export interface Agent {
   open(): Promise<{ changes: Change[]; problems: SessionProblem[] }>;
   /** Never throws: every failure is an `error` event followed by `turn-end`. */
   runTurn(text: string, options?: { signal?: AbortSignal }): AsyncIterable<AgentEvent>;
+  /** Summarizes the oldest turns now (`/compact`), keeping the newest; never throws. */
+  compact?(options?: { signal?: AbortSignal }): AsyncIterable<AgentEvent>;
 }
 
 export type AgentEvent =
   | { type: 'repair'; changes: Change[] }
   | { type: 'compact'; omittedMessages: number; estimatedTokens: number }
+  | { type: 'compaction-start'; messages: number; estimatedTokens: number }
+  | { type: 'compaction-end'; messages: number; tokensBefore: number; tokensAfter: number; savedTokens: number }
+  | { type: 'compaction-failed'; message: string }
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'tool-call-start'; id: string; name: string; arguments: string }

@@ -278,7 +278,7 @@ describe('a history that outgrows the context window', () => {
   test('old turns are left out of requests whole; no request has an orphan; the saved history keeps everything', async () => {
     const emulator = createEmulator({ profile: 'deepseek' });
     const contextWindow = 1_200;
-    const agent = agentFor(emulator, { tools: [echoTool], contextWindow, reserveTokens: 200 });
+    const agent = agentFor(emulator, { tools: [echoTool], contextWindow, reserveTokens: 200, compaction: false });
     const compacts: AgentEvent[] = [];
     for (let turn = 0; turn < 12; turn += 1) {
       emulator.push({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text: `turn ${turn} `.repeat(20) }) }] }, { text: `answer ${turn} `.repeat(15) });

@@ -91,7 +91,8 @@ describe('unstuck chat -p (the real binary against the emulator)', () => {
     await writeFile(file, formatTranscript(poisoned));
 
     await withEmulator({ profile: 'deepseek', script: [{ text: '好' }] }, async (url, emulator) => {
-      const result = await runChatBinary(['chat', '--resume', 'session-122357', '--base-url', url, '--profile', 'deepseek', '-p', 'Are we unstuck?'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
+      // A window larger than the session: this test is about the repair, so it stays one request (compaction: chat-compaction.test.ts).
+      const result = await runChatBinary(['chat', '--resume', 'session-122357', '--base-url', url, '--profile', 'deepseek', '-p', 'Are we unstuck?'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test', UNSTUCK_CONTEXT_WINDOW: '1000000' }) });
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, '好\n');
       assert.match(result.stderr, /^unstuck chat: session session-122357 was repaired: \d+ changes?\n {2}- message 172\d: /);

@@ -11,6 +11,8 @@ export interface ChatAgentOptions {
   session: SessionStoreLike;
   systemPrompt: string;
   contextWindow?: number;
+  /** When to summarize the oldest turns (see AgentOptions.compaction). */
+  compaction?: { threshold?: number } | false;
   fetch: typeof fetch;
   thinking?: boolean;
 }

@@ -1,4 +1,6 @@
 import type { AgentEvent, ChangeLike } from './agent-port.js';
+import { compactionLine } from './compaction-lines.js';
+import type { MarkdownStream } from './markdown-stream.js';
 import type { Spinner } from './spinner.js';
 import type { TerminalStyle } from './terminal-style.js';
 
@@ -29,7 +31,7 @@ export type OutputShown = 'preview' | 'full' | 'none';
  * retries, repairs and errors go to `notes`. Interactive chat passes stdout for both; one-shot
  * keeps stdout for the answer alone.
  */
-export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown; terminal?: boolean; moreHint?: string }): ChatRenderer {
+export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown; terminal?: boolean; moreHint?: string; markdown?: MarkdownStream }): ChatRenderer {
   const { answer, notes, style, spinner, fancy } = options;
   // On a terminal the model's own text is shown with its control characters made visible: an
   // answer must not move the cursor, rewrite lines (a bare CR) or set the window title.
@@ -58,6 +60,7 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
 
   const endBlock = (): void => {
     spinner.stop();
+    if (mode === 'text') options.markdown?.flush();
     if (mode === 'text' && !answerAtLineStart) {
       answer.write('\n');
       answerAtLineStart = true;
@@ -106,6 +109,13 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           if (event.text === '') return;
           if (mode !== 'text') endBlock();
           mode = 'text';
+          if (options.markdown !== undefined) {
+            // Drawn a finished block at a time; each drawn block ends its line.
+            options.markdown.push(shownText(event.text));
+            answerAtLineStart = true;
+            if (shared) notesAtLineStart = true;
+            return;
+          }
           answer.write(shownText(event.text));
           answerAtLineStart = event.text.endsWith('\n');
           if (shared) notesAtLineStart = answerAtLineStart;
@@ -153,6 +163,12 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
         case 'compact':
           line(style.dim(`(${event.omittedMessages} older messages left out of this request to fit the context window, about ${event.estimatedTokens} tokens sent)`));
           spin('waiting for the model');
+          return;
+        case 'compaction-start':
+        case 'compaction-end':
+        case 'compaction-failed':
+          line(compactionLine(event, style));
+          if (event.type === 'compaction-start') spin('summarizing the older turns');
           return;
         case 'error':
           // Provider error bodies and model-made names end up here: shown, never obeyed.

@@ -2,6 +2,7 @@ import { UnstuckError, isUnstuckError } from '../../core/errors.js';
 import type { AgentLike, ChangeLike, SessionProblem, SessionStoreLike, Tool } from './agent-port.js';
 import type { ChatBackend } from './chat-backend.js';
 import type { ChatConfig } from './chat-config.js';
+import { compactionSettings } from './compaction-settings.js';
 import { defaultSystemPrompt } from './system-prompt.js';
 
 export interface OpenedSession {
@@ -15,8 +16,9 @@ export interface OpenedSession {
 }
 
 /** Builds the agent over the session file at `path` and opens it: load, then repair what is broken. */
-export async function openChatSession(input: { id: string; path: string; backend: ChatBackend; config: ChatConfig; tools: Tool[]; fetch: typeof fetch; cwd: string }): Promise<OpenedSession> {
+export async function openChatSession(input: { id: string; path: string; backend: ChatBackend; config: ChatConfig; tools: Tool[]; fetch: typeof fetch; cwd: string; env?: Record<string, string | undefined> }): Promise<OpenedSession> {
   const { id, path, backend, config, tools, cwd } = input;
+  const window = compactionSettings({ profile: config.profile, contextWindow: config.contextWindow, env: input.env ?? {} });
   const store = backend.createStore(path);
   const agent = backend.createAgent({
     baseURL: config.baseURL,
@@ -26,7 +28,8 @@ export async function openChatSession(input: { id: string; path: string; backend
     tools,
     session: store,
     systemPrompt: config.systemPrompt ?? defaultSystemPrompt(cwd),
-    ...(config.contextWindow === undefined ? {} : { contextWindow: config.contextWindow }),
+    contextWindow: window.contextWindow,
+    compaction: window.compaction,
     fetch: input.fetch,
     ...(config.thinking === undefined ? {} : { thinking: config.thinking }),
   });

@@ -4,6 +4,7 @@ import { textOf } from '../../core/messages.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { createChatRenderer, visible } from './chat-renderer.js';
+import { compactCommand } from './compact-command.js';
 import type { AskLine } from './create-asking-confirm.js';
 import { createAskingConfirm } from './create-asking-confirm.js';
 import { appendInputHistory, loadInputHistory } from './input-history.js';
@@ -17,6 +18,7 @@ import { colorWanted, createTerminalStyle } from './terminal-style.js';
 import { previewChange } from './change-preview.js';
 import { withCallContext } from './tool-call-context.js';
 import { createBuiltinTools } from './tools/builtin-tools.js';
+import { createMarkdownStream } from './markdown-stream.js';
 
 /** How long leaving waits for an aborted turn to save before it goes anyway. */
 const LEAVE_WAIT_MS = 3000;
@@ -26,6 +28,7 @@ const HELP = [
   '/sessions       list the sessions of this directory',
   '/resume [id]    continue a session (the newest without an id)',
   '/output         show the whole output of the last tool calls',
+  '/compact        summarize the older turns now (also done on its own near the context window)',
   '/exit           leave (Ctrl-D too)',
   'Ctrl-C aborts a running turn; a second Ctrl-C leaves.',
 ];
@@ -41,7 +44,9 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
   const style = createTerminalStyle(colorWanted(io.stdout, io.env));
   const out = io.stdout;
   const spinner = createSpinner(out, { enabled: terminal, unicode: style.enabled });
-  const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled, terminal, ...(context.output === undefined ? {} : { output: context.output }) });
+  // Answers as Markdown on a terminal; as they came when piped or with NO_COLOR.
+  const markdown = style.enabled ? createMarkdownStream({ write: (text) => out.write(text), width: (out as { columns?: number }).columns ?? 80 }) : undefined;
+  const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled, terminal, ...(context.output === undefined ? {} : { output: context.output }), ...(markdown === undefined ? {} : { markdown }) });
 
   let pendingAnswer: ((line: string) => void) | undefined;
   // The question is answered by the next line readline emits (see the 'line' handler below).
@@ -65,7 +70,7 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
 
   const open = async (choice: SessionChoice): Promise<OpenedSession> => {
     const entry = await sessions.select(choice);
-    return await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config, tools, fetch: context.fetch, cwd: io.cwd });
+    return await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config, tools, fetch: context.fetch, cwd: io.cwd, env: io.env });
   };
 
   let current = await open(input.session);
@@ -145,6 +150,18 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
         case '/resume':
           await switchTo(argument === '' ? { kind: 'resume' } : { kind: 'resume', id: argument });
           return;
+        case '/compact': {
+          // Like a turn: Ctrl-C aborts it, and an aborted compaction leaves the session as it was.
+          const controller = new AbortController();
+          const work = compactCommand(current.agent, renderer, controller.signal);
+          turn = { controller, done: work.catch(() => undefined) };
+          try {
+            await work;
+          } finally {
+            turn = undefined;
+          }
+          return;
+        }
         case '/sessions': {
           const entries = await sessions.list();
           if (entries.length === 0) renderer.note('no saved sessions yet');

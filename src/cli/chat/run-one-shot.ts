@@ -41,7 +41,7 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
   // A person at a terminal is asked; a script (stdin not a terminal, or --json) is not: changes are declined.
   const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createAskingConfirm({ ask: createTerminalAsk(io.stdin, io.stderr), style, hold: () => renderer?.hold(), release: () => renderer?.release(), preview: (call) => previewChange(call, io.cwd) }) : denyAll;
   const tools: Tool[] = withCallContext(createBuiltinTools({ root: io.cwd, confirm, env: io.env }));
-  const session = await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config: context.config, tools, fetch: context.fetch, cwd: io.cwd });
+  const session = await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config: context.config, tools, fetch: context.fetch, cwd: io.cwd, env: io.env });
   if (renderer !== undefined) for (const line of describeOpenedSession(session, io.cwd)) renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);
 
   const controller = new AbortController();

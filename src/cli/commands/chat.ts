@@ -8,6 +8,7 @@ import { createProjectTrustAsk } from '../chat/ask-project-trust.js';
 import { formatConfigWarning, loadChatConfig } from '../chat/chat-config.js';
 import type { TrustMode } from '../chat/chat-config.js';
 import type { ChatContext, SessionChoice } from '../chat/chat-context.js';
+import { compactionSettings } from '../chat/compaction-settings.js';
 import { explainNetworkErrors } from '../chat/explain-network-error.js';
 import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
@@ -91,6 +92,7 @@ async function runChat(
   // The key is in `config` now: out of the environment, and out of the block /proc/<pid>/environ
   // shows, so no command the model runs can read it there (docs/decisions/chat-command-environment.md).
   if (io.env === process.env) eraseInitialEnvironment(Object.keys(io.env).filter((name) => PROVIDER_KEYS.includes(name) || isSecretName(name)));
+  compactionSettings({ profile: config.profile, contextWindow: config.contextWindow, env: io.env }); // a bad setting stops here, before a session is made
   const context: ChatContext = {
     io,
     config,
