@@ -2,12 +2,25 @@ import type { Message } from '../core/index.js';
 import type { Change, ProfileName, RuleId } from '../core/index.js';
 import type { SessionProblem, SessionStore } from '../session/index.js';
 
-/** A tool the model may call. `run` may throw: the runner turns any failure into an error result. */
+/**
+ * A tool the model may call. `run` may throw: the runner turns any failure into an error result.
+ *
+ * How the calls of one assistant message run: in the model's order, each call with side effects
+ * alone (it starts after every earlier call of the block has finished, and nothing starts until it
+ * has), while consecutive read-only calls run concurrently. Results go back in call order, one per
+ * call, whatever order the calls finish in.
+ */
 export interface Tool {
   name: string;
   description: string;
   /** JSON schema of the arguments object. */
   parameters: object;
+  /**
+   * `true` when the tool only reads (no file written, no command run, nothing sent anywhere):
+   * the runner may then run it at the same time as the other read-only calls next to it.
+   * Absent or anything but `true`: the tool has side effects and runs alone.
+   */
+  readOnly?: boolean;
   run(args: unknown, context: { signal: AbortSignal }): Promise<string>;
 }
 
