@@ -55,6 +55,8 @@ async function checkTarget(path: string, requested: string, ledger: FileLedger):
   });
   if (existing === undefined) return false;
   if (existing.isDirectory()) throw new Error(`${requested} is a directory`);
+  // A link that resolves inside the workspace was followed already; one still here leads nowhere or outside.
+  if (existing.isSymbolicLink()) throw new Error(`${requested} is a symbolic link whose target does not exist or is outside the working directory; it is not followed`);
   if (!existing.isFile()) throw new Error(`${requested} is not a regular file; only regular files are written`);
   await ledger.assertUnchanged(path, requested);
   return true;
