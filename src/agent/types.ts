@@ -39,6 +39,7 @@ export interface AgentOptions {
   model: string;
   /** Whose rules the history is kept valid for. Default `openai`. */
   profile?: ProfileName;
+  /** The tools the model may call. Consecutive `readOnly` calls of a block run concurrently; every other call runs alone, in the model's order. */
   tools?: Tool[];
   /** Where the history is saved after every step. Default: in memory. */
   session?: SessionStore;
