@@ -172,6 +172,12 @@ describe('writes of the user\'s files', () => {
     assert.equal((await lstat(join(root, 'pipe'))).isFIFO(), true);
   });
 
+  it('say plainly when a part of the path is a file', async () => {
+    const { root, tools } = await workspace();
+    await writeFile(join(root, 'plain.txt'), 'x');
+    await assert.rejects(tools.write_file!.run({ path: 'plain.txt/child.txt', content: 'y' }, { signal }), /^Error: plain\.txt\/child\.txt: a part of the path is a file, not a directory$/);
+  });
+
   it('edit_file refuses a file that is not valid UTF-8 rather than rewrite its other bytes', async () => {
     const { root, tools } = await workspace();
     const bytes = Buffer.concat([Buffer.from('name = '), Buffer.from([0xe9]), Buffer.from('\nvalue = 1\n')]);

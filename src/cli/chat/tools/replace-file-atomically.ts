@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { lstat, open, readdir, rename, rm } from 'node:fs/promises';
+import { access, lstat, open, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { kindOf } from './read-regular-file.js';
 
@@ -16,7 +16,7 @@ const TEMPORARY = /^\.(.+)\.unstuck-(\d+)-[0-9a-f]{8}\.tmp$/;
  * file system), fsync, rename over the target, fsync the directory. The file keeps its permission
  * bits (and its owner and group where the process may set them); a new file gets the usual
  * 0666 less umask. Refuses a target that is not a regular file (a directory, a FIFO, a device, a
- * symbolic link that appeared meanwhile) and never follows a link.
+ * symbolic link that appeared meanwhile) or that this process may not write, and never follows a link.
  *
  * Not the session's `writeFileAtomic`: that one writes unstuck's own files (fixed mode 0644, its own
  * cleanup under the writer lock); see docs/decisions/chat-tools-atomic-writes.md.
@@ -60,6 +60,8 @@ async function regularOrAbsent(path: string, name: string): Promise<Stats | unde
   }
   if (stat.isDirectory()) throw new Error(`${name} is a directory`);
   if (!stat.isFile()) throw new Error(`${name} is ${kindOf(stat)}, not a regular file; only regular files are written`);
+  // A rename would replace a read-only file as easily as any other: refuse it, as writing in place would.
+  if (!(await access(path, constants.W_OK).then(() => true, () => false))) throw new Error(`${name} is read-only (mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}); it is not written`);
   return stat;
 }
 

@@ -51,6 +51,7 @@ export function createWriteFileTool(root: string, confirm: Confirm, ledger: File
 async function checkTarget(path: string, requested: string, ledger: FileLedger): Promise<boolean> {
   const existing = await lstat(path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
+    if (error.code === 'ENOTDIR') throw new Error(`${requested}: a part of the path is a file, not a directory`);
     throw error;
   });
   if (existing === undefined) return false;
