@@ -159,6 +159,8 @@ describe('writes of the user\'s files', () => {
     const error = await settlesWithin(tools.write_file!.run({ path: 'innocent.txt', content: 'x' }, { signal }), 5000, 'write_file');
     assert.ok(error instanceof Error, 'refused');
     assert.match(error.message, /innocent.txt is a symbolic link whose target does not exist or is outside the working directory; it is not followed/);
+    await symlink(join(outside, 'missing-dir'), join(root, 'folder-link'));
+    await assert.rejects(tools.write_file!.run({ path: 'folder-link/x.txt', content: 'x' }, { signal }), /folder-link\/x\.txt: a part of the path is a file or a symbolic link that leads nowhere, not a directory/);
     assert.deepEqual(await readdir(outside), []);
   });
 

@@ -38,7 +38,11 @@ export function createWriteFileTool(root: string, confirm: Confirm, ledger: File
       signal.throwIfAborted();
       // Asking may have taken a while: the file may have changed (or appeared) meanwhile.
       await checkTarget(path, requested, ledger);
-      await mkdir(dirname(path), { recursive: true });
+      await mkdir(dirname(path), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+        // mkdir never follows a link it would create: a dangling link in the way stays in the way.
+        if (error.code === 'ENOENT' || error.code === 'ENOTDIR' || error.code === 'EEXIST') throw new Error(`${requested}: a part of the path is a file or a symbolic link that leads nowhere, not a directory`);
+        throw error;
+      });
       const recordedAt = Date.now();
       const stat = await replaceFileAtomically(path, data, requested);
       ledger.remember(path, data, { stat, recordedAt });
