@@ -46,8 +46,9 @@ export function startToolBlock(calls: readonly ToolCall[], tools: ReadonlyMap<st
     const args = typeof call.function?.arguments === 'string' ? call.function.arguments : '';
     const outcome = (result: string, isError: boolean): ToolOutcome => ({ id, name, arguments: args, result, isError });
     const tool = tools.get(name);
-    // A call that cannot run (unknown tool) touches nothing: it need not wait for anything.
-    const readOnly = tool === undefined || tool.readOnly === true;
+    // A call that cannot run (unknown tool) touches nothing: it goes with the reads. A declaration
+    // that cannot even be read (a throwing getter) counts as side effects, never as a crash of the block.
+    const readOnly = tool === undefined || declaresReadOnly(tool);
     const after = readOnly ? previousWrite : Promise.all([previousWrite, ...readsSince]);
     const work = after.then(() => runCall(tool, name, args, tools, signal, outcome));
     finished.push(work);
@@ -60,6 +61,14 @@ export function startToolBlock(calls: readonly ToolCall[], tools: ReadonlyMap<st
   });
   void Promise.all(finished).then(stopListening);
   return outcomes;
+}
+
+function declaresReadOnly(tool: Tool): boolean {
+  try {
+    return tool.readOnly === true;
+  } catch {
+    return false;
+  }
 }
 
 async function runCall(tool: Tool | undefined, name: string, args: string, tools: ReadonlyMap<string, Tool>, signal: AbortSignal, outcome: (result: string, isError: boolean) => ToolOutcome): Promise<ToolOutcome> {

@@ -72,6 +72,16 @@ describe('startToolBlock: side effects alone and in order, reads together', () =
     assert.ok(at('end 3') < at('start 5') && at('end 4') < at('start 5'), 'the last write waits for them');
   });
 
+  test('a declaration that throws when read counts as side effects and does not break the block', async () => {
+    const { tools, log } = recorder();
+    const odd = { ...tools.get('write')!, name: 'odd' };
+    Object.defineProperty(odd, 'readOnly', { get: () => { throw new Error('broken getter'); } });
+    tools.set('odd', odd);
+    const outcomes = await Promise.all(startToolBlock(callsOf(['odd', 'odd']), tools, new AbortController().signal));
+    assert.deepEqual(log, ['start 0', 'end 0', 'start 1', 'end 1']);
+    assert.deepEqual(outcomes.map((outcome) => outcome.isError), [false, false]);
+  });
+
   test('results come back in call order, one per call, whatever order the calls finish in', async () => {
     let release = (): void => undefined;
     const slow: Tool = { name: 'slow', description: '', parameters: {}, readOnly: true, run: () => new Promise((resolve) => (release = () => resolve('slow'))) };
