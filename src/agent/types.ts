@@ -3,12 +3,25 @@ import type { Change, ProfileName, RuleId } from '../core/index.js';
 import type { SessionProblem, SessionStore } from '../session/index.js';
 import type { CompactionOptions } from './compact-history.js';
 
-/** A tool the model may call. `run` may throw: the runner turns any failure into an error result. */
+/**
+ * A tool the model may call. `run` may throw: the runner turns any failure into an error result.
+ *
+ * How the calls of one assistant message run: in the model's order, each call with side effects
+ * alone (it starts after every earlier call of the block has finished, and nothing starts until it
+ * has), while consecutive read-only calls run concurrently. Results go back in call order, one per
+ * call, whatever order the calls finish in.
+ */
 export interface Tool {
   name: string;
   description: string;
   /** JSON schema of the arguments object. */
   parameters: object;
+  /**
+   * `true` when the tool only reads (no file written, no command run, nothing sent anywhere):
+   * the runner may then run it at the same time as the other read-only calls next to it.
+   * Absent or anything but `true`: the tool has side effects and runs alone.
+   */
+  readOnly?: boolean;
   run(args: unknown, context: { signal: AbortSignal }): Promise<string>;
 }
 
@@ -27,6 +40,7 @@ export interface AgentOptions {
   model: string;
   /** Whose rules the history is kept valid for. Default `openai`. */
   profile?: ProfileName;
+  /** The tools the model may call. Consecutive `readOnly` calls of a block run concurrently; every other call runs alone, in the model's order. */
   tools?: Tool[];
   /** Where the history is saved after every step. Default: in memory. */
   session?: SessionStore;

@@ -106,7 +106,8 @@ describe('an abort in the middle of parallel tools', () => {
   test('a consumer that stops reading mid-block leaves a whole, saved block too', async () => {
     const emulator = createEmulator({ script: [{ toolCalls: [{ name: 'echo', arguments: '{"text":"1"}' }, { name: 'echo', arguments: '{"text":"2"}' }] }] });
     const store = recordingStore();
-    const agent = agentFor(emulator, { tools: [echoTool], session: store });
+    // Read-only, so both calls start at once (a tool with side effects would not start after the consumer left).
+    const agent = agentFor(emulator, { tools: [{ ...echoTool, readOnly: true }], session: store });
     await collect(agent.runTurn('go'), (event) => event.type === 'tool-call-start');
     const saved = await store.current();
     assert.deepEqual(saved.map((message) => message.role), ['user', 'assistant', 'tool', 'tool']);

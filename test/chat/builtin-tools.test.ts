@@ -77,19 +77,25 @@ describe('the built-in tools', () => {
     };
     await assert.rejects(tools(recording).write_file!.run({ path: 'out/new.txt', content: 'hello' }, { signal }), /not allowed by the user/);
     await assert.rejects(readFile(join(root, 'out', 'new.txt')));
-    await assert.rejects(tools(denyAll).edit_file!.run({ path: 'notes.md', old_text: 'two', new_text: '2' }, { signal }), /not allowed/);
+    const declining = tools(denyAll);
+    await declining.read_file!.run({ path: 'notes.md' }, { signal });
+    await assert.rejects(declining.edit_file!.run({ path: 'notes.md', old_text: 'two', new_text: '2' }, { signal }), /not allowed/);
     assert.deepEqual(asked, ['create out/new.txt (5 bytes)']);
 
-    assert.equal(await tools().write_file!.run({ path: 'out/new.txt', content: 'hello' }, { signal }), 'wrote 5 bytes to out/new.txt');
+    const allowed = tools();
+    assert.equal(await allowed.write_file!.run({ path: 'out/new.txt', content: 'hello' }, { signal }), 'wrote 5 bytes to out/new.txt');
     assert.equal(await readFile(join(root, 'out', 'new.txt'), 'utf8'), 'hello');
-    assert.equal(await tools().edit_file!.run({ path: 'notes.md', old_text: 'two', new_text: '2' }, { signal }), 'edited notes.md at line 2');
+    await allowed.read_file!.run({ path: 'notes.md' }, { signal });
+    assert.equal(await allowed.edit_file!.run({ path: 'notes.md', old_text: 'two', new_text: '2' }, { signal }), 'edited notes.md at line 2');
     assert.equal(await readFile(join(root, 'notes.md'), 'utf8'), 'one\n2\nthree\nfour\n');
   });
 
   it('edit only a text that occurs exactly once', async () => {
     await writeFile(join(root, 'twice.txt'), 'same\nsame\n');
-    await assert.rejects(tools().edit_file!.run({ path: 'twice.txt', old_text: 'same', new_text: 'x' }, { signal }), /more than once/);
-    await assert.rejects(tools().edit_file!.run({ path: 'twice.txt', old_text: 'absent', new_text: 'x' }, { signal }), /not found/);
+    const set = tools();
+    await set.read_file!.run({ path: 'twice.txt' }, { signal });
+    await assert.rejects(set.edit_file!.run({ path: 'twice.txt', old_text: 'same', new_text: 'x' }, { signal }), /more than once/);
+    await assert.rejects(set.edit_file!.run({ path: 'twice.txt', old_text: 'absent', new_text: 'x' }, { signal }), /not found/);
   });
 
   it('run a command in the working directory, without the provider keys, and report its exit code', async () => {

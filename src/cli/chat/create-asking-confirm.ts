@@ -8,7 +8,7 @@ export type AskLine = (text: string, signal: AbortSignal) => Promise<string>;
 
 /**
  * A `Confirm` that asks a person: "Allow write_file: create a.txt (5 bytes)? [y]es / [n]o / [a]lways".
- * The runner starts a block's tools in parallel and before it reports their calls, so questions
+ * The runner may start a block's read-only tools together, and starts calls before it reports them, so questions
  * wait a tick (the call lines print first) and are asked one after another; the renderer holds its
  * lines back while a question is open. "always" allows every later change of the chat.
  */

@@ -15,6 +15,7 @@ export function createListDirectoryTool(root: string): Tool {
       properties: { path: { type: 'string', description: 'Directory path, relative to the working directory; default "."' } },
       additionalProperties: false,
     },
+    readOnly: true,
     async run(args) {
       const input = toolArguments(args ?? {});
       const path = await resolveInWorkspace(root, optionalString(input, 'path') ?? '.');

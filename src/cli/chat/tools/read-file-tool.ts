@@ -1,12 +1,14 @@
-import { readFile, stat } from 'node:fs/promises';
 import type { Tool } from '../agent-port.js';
+import type { FileLedger } from './file-ledger.js';
 import { limitText } from './limit-text.js';
-import { resolveInWorkspace } from './resolve-in-workspace.js';
+import { readRegularFile } from './read-regular-file.js';
+import { resolveRealInWorkspace } from './resolve-in-workspace.js';
 import { optionalInteger, requiredString, toolArguments } from './tool-arguments.js';
 
 const MAX_FILE_BYTES = 8 * 1024 * 1024;
 
-export function createReadFileTool(root: string): Tool {
+/** Read-only. Every read tells `ledger` what the model now knows of the file, whatever range it asked for. */
+export function createReadFileTool(root: string, ledger: FileLedger): Tool {
   return {
     name: 'read_file',
     description: 'Read a text file in the working directory. Optionally a range of lines: offset (1-based first line) and limit (number of lines).',
@@ -20,17 +22,18 @@ export function createReadFileTool(root: string): Tool {
       required: ['path'],
       additionalProperties: false,
     },
+    readOnly: true,
     async run(args) {
       const input = toolArguments(args);
-      const path = await resolveInWorkspace(root, requiredString(input, 'path'));
+      const requested = requiredString(input, 'path');
+      const path = await resolveRealInWorkspace(root, requested);
       const offset = optionalInteger(input, 'offset');
       const limit = optionalInteger(input, 'limit');
-      const info = await stat(path);
-      if (info.isDirectory()) throw new Error(`${input.path as string} is a directory (use list_directory)`);
-      if (info.size > MAX_FILE_BYTES) throw new Error(`${input.path as string} is ${info.size} bytes, more than this tool reads (${MAX_FILE_BYTES})`);
-      const buffer = await readFile(path);
-      if (buffer.includes(0)) throw new Error(`${input.path as string} looks like a binary file`);
-      let text = buffer.toString('utf8');
+      const recordedAt = Date.now();
+      const file = await readRegularFile(path, requested, MAX_FILE_BYTES);
+      ledger.remember(path, file.bytes, file.stable ? { stat: file.stat, recordedAt } : undefined);
+      if (file.bytes.includes(0)) throw new Error(`${requested} looks like a binary file`);
+      let text = file.bytes.toString('utf8');
       if (offset !== undefined || limit !== undefined) {
         const lines = text.split('\n');
         const first = Math.max(1, offset ?? 1);
