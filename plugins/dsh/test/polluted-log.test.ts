@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm';
 import { foldSurface } from '@deepseek-ai/dsh-session';
-import { planBalance, planHeal } from '../src/heal-plan.js';
+import { planBalance } from '../src/plan-balance.js';
+import { planHeal } from '../src/plan-heal.js';
 import { readSurface } from '../src/surface.js';
 import { balancedAtEnd, crashedSession, createAgent, createSession, MODEL, nextRequest, PROVIDER, runTurn, type TestAgent, useHosts } from './harness.js';
 
@@ -93,7 +94,7 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     assert.equal(balancedAtEnd(session), true);
   });
 
-  it('unpairs a call whose id arrived empty (logged before layer 4 gave ids) together with its empty-id result', async () => {
+  it('unpairs a call whose id arrived empty (logged before the stream guard gave such calls ids) together with its empty-id result', async () => {
     const session = createSession();
     session.append('turn/start', { turn: 1 });
     session.append('step/start', { turn: 1, step: 1 });
