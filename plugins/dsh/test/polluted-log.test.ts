@@ -10,7 +10,8 @@ import { balancedAtEnd, crashedSession, createAgent, createSession, MODEL, nextR
 const host = useHosts();
 
 /**
- * The log the seed describes: a crash, then the user retrying "continue" on a harness without
+ * The log dsh-messages-sanitizer's README describes (https://github.com/Leeminjing/dsh-messages-sanitizer):
+ * a crash, then the user retrying "continue" on a harness without
  * the plugin (every retry a 400, each leaving its user message behind), then a stray tool result
  * that pairs with nothing (what an older sanitizer left).
  */
