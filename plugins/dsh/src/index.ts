@@ -10,9 +10,9 @@
  *   go first in the step, the only place they can still be adjacent to their call.
  * - `healAndRetry` (`agent/request-error` on a pairing 400): a surface replacement, then
  *   `{ kind: 'retry' }` once per step; a healed surface plans nothing, so it never loops.
- * - `checkEveryRequest` (`llm/stream`, through `guardRequest`): every request checked with the core; loop requests (frozen)
- *   only warned about; a request that is not frozen (compaction's) repaired in place; empty
- *   tool-call ids in the answer replaced by stable ones.
+ * - `checkEveryRequest` (`llm/stream`, through `guardRequest`): every request checked with the
+ *   core; loop requests (frozen) only warned about; a request that is not frozen (compaction's)
+ *   repaired in place; empty tool-call ids in the answer replaced by stable ones.
  *
  * Every listener catches its own errors: a safety net must never be what breaks a turn.
  */
