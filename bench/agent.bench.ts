@@ -12,9 +12,10 @@ import { buildPoisonedSession } from '../test/chat/fixtures/poisoned-session.js'
 
 /**
  * The runner's own cost per step against a bare request loop, both talking to the in-process
- * emulator (which checks every request with the core, as DeepSeek would). History: the seed's
- * 3,785-message session (repaired), then one turn of 50 steps (49 tool calls, then an answer).
- * Target (issue 4): runner overhead <= 5% per step.
+ * emulator (which checks every request with the core, as DeepSeek would). History: a 3,785-message
+ * session shaped like NexForgeCLI's session-122357 (bench/support/seed-history.ts), repaired, then
+ * one turn of 50 steps (49 tool calls, then an answer).
+ * Target (docs/benchmarks.md): runner overhead <= 5% per step.
  */
 const STEPS = 50;
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 11);
@@ -107,7 +108,7 @@ const overhead = (agentStep - bareStep) / bareStep;
 
 console.log('## agent: runner overhead per step vs a bare request loop\n');
 console.log(`${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version}; \`node --import tsx bench/agent.bench.ts\` (median of ${ROUNDS} interleaved rounds, CPU time of the process)\n`);
-console.log(`History: the seed's ${history.length}-message session (${(JSON.stringify(history).length / 1e6).toFixed(2)} M chars), one turn of ${STEPS} steps (49 tool calls + answer), in-process emulator checking every request (profile deepseek).\n`);
+console.log(`History: a ${history.length}-message session shaped like NexForgeCLI's session-122357 (${(JSON.stringify(history).length / 1e6).toFixed(2)} M chars), one turn of ${STEPS} steps (49 tool calls + answer), in-process emulator checking every request (profile deepseek).\n`);
 console.log('| loop | CPU ms per step |');
 console.log('|---|---|');
 console.log(`| bare loop (serialize, send, parse, run tool, append) | ${bareStep.toFixed(2)} |`);

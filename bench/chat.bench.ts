@@ -1,8 +1,9 @@
 /**
  * `unstuck chat` end to end, as a person runs it: a new process per run, the real binary through
  * tsx, the emulator on loopback. Baseline: `unstuck --version` (Node + tsx start-up, nothing of the
- * chat). Then a one-shot answer, a one-shot tool loop (read, list, answer), and resuming the seed's
- * poisoned session (3,785 messages: load, repair, save as segments, send, answer).
+ * chat). Then a one-shot answer, a one-shot tool loop (read, list, answer), and resuming a poisoned
+ * session shaped like NexForgeCLI's session-122357 (test/chat/fixtures/poisoned-session.ts;
+ * 3,785 messages: load, repair, save as segments, send, answer).
  *   node --import tsx bench/chat.bench.ts
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,8 @@
 /**
  * The DeepSeek Harness plugin (plugins/dsh) is its own package with its own lockfile: its tests
- * run on the real `@deepseek-ai/*` rc.8 packages installed there, not in the root. This runs its
- * suite as part of `npm test`, and skips, saying why, when those packages are not installed.
+ * run on the real `@deepseek-ai/*` rc.8 packages installed there, not in the root (the root's
+ * `npm ci` installs them, through its `postprepare`). This runs its suite as part of `npm test`,
+ * and skips, saying why, when those packages are not installed.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,7 +16,7 @@ const installed = existsSync(join(directory, 'node_modules', '@deepseek-ai', 'ds
 
 describe('plugins/dsh', () => {
   it('passes its own suite on the real DeepSeek Harness packages', {
-    skip: installed ? false : 'plugins/dsh/node_modules is absent: run `npm ci --prefix plugins/dsh` to include the plugin suite',
+    skip: installed ? false : 'plugins/dsh/node_modules is absent (installed with --ignore-scripts?): run `npm ci --prefix plugins/dsh` to include the plugin suite',
     timeout: 120_000,
   }, () => {
     const env = { ...process.env };

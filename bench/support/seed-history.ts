@@ -1,8 +1,9 @@
 import type { Message } from '../../src/index.js';
 
 /**
- * A history shaped like the seed's real session (NexForgeCLI session-122357: 3,785 messages,
- * about 0.9 M characters; 1 system, 44 user, 2,673 assistant, 1,067 tool; DeepSeek thinking-mode
+ * A history shaped like a real DeepSeek session that got stuck: NexForgeCLI's session-122357,
+ * the one nexforge-cli 0.4.1 was released to rescue (https://pypi.org/project/nexforge-cli/0.4.1/;
+ * 3,785 messages, about 0.9 M characters; 1 system, 44 user, 2,673 assistant, 1,067 tool; DeepSeek thinking-mode
  * tool loops with reasoning_content). Deterministic: a seeded generator, so every run measures
  * the same bytes.
  */
@@ -26,7 +27,7 @@ export function seedShapedHistory(scale = 1): Message[] {
   let id = 0;
   for (let turn = 0; turn < turns; turn += 1) {
     messages.push({ role: 'user', content: text(120 + Math.floor(random() * 200)) });
-    // ~61 assistant messages and ~24 tool results per turn, as in the seed's role counts.
+    // ~61 assistant messages and ~24 tool results per turn, as in that session's role counts.
     let assistants = 0;
     while (assistants < assistantsPerTurn) {
       if (random() < 0.26) {

@@ -1,6 +1,7 @@
 /**
- * What the plugin adds to every request: layer 4 (`guardRequest`: the DeepSeek projection plus
- * the core's `check`) on a loop request, what layers 1–2 do every step, and layer 3's plan, against
+ * What the plugin adds to every request: the `llm/stream` handler (`guardRequest`: the DeepSeek
+ * projection plus the core's `check`) on a loop request, what the `agent/status` and
+ * `agent/pre-step` handlers do every step, and the `agent/request-error` heal's plan, against
  * the harness's own per-request work as the baseline (`session.deriveMessages()` and freezing
  * the request, which the agent loop does for every step anyway).
  * Run: cd plugins/dsh && node --import tsx bench/guard.bench.ts
@@ -8,7 +9,8 @@
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage, deepFreeze, markAgentLoopRequest } from '@deepseek-ai/dsh-llm';
 import { Session, SessionId } from '@deepseek-ai/dsh-session';
 import { findDangling } from '../src/dangling.js';
-import { planBalance, planHeal } from '../src/heal-plan.js';
+import { planBalance } from '../src/plan-balance.js';
+import { planHeal } from '../src/plan-heal.js';
 import { guardRequest } from '../src/stream-guard.js';
 import { readSurface } from '../src/surface.js';
 
@@ -46,8 +48,8 @@ for (const turns of [10, 100, 500]) {
     markAgentLoopRequest(deepFreeze({ provider: 'deepseek-official', model: 'deepseek-v4-flash', messages: s.deriveMessages() }));
   });
   const request = markAgentLoopRequest(deepFreeze({ provider: 'deepseek-official', model: 'deepseek-v4-flash', messages: s.deriveMessages() }));
-  const guard = time('layer 4: guardRequest (projection + core check)', iterations, () => { guardRequest(request); });
-  const step = time('layers 1-2, every step: readSurface + findDangling + balance', iterations, () => { const nodes = readSurface(s); findDangling(nodes.flatMap((node) => (node.message === null ? [] : [node.message]))); planBalance(nodes); });
-  time('layer 3, only on a pairing 400: readSurface + planHeal', iterations, () => { planHeal(s, readSurface(s)); });
-  console.log(`${'ratio to baseline (layer 4, layers 1-2)'.padEnd(58)} ${(guard / baseline).toFixed(1)}x, ${(step / baseline).toFixed(1)}x`);
+  const guard = time('llm/stream: guardRequest (projection + core check)', iterations, () => { guardRequest(request); });
+  const step = time('status + pre-step, every step: readSurface + findDangling + balance', iterations, () => { const nodes = readSurface(s); findDangling(nodes.flatMap((node) => (node.message === null ? [] : [node.message]))); planBalance(nodes); });
+  time('request-error, only on a pairing 400: readSurface + planHeal', iterations, () => { planHeal(s, readSurface(s)); });
+  console.log(`${'ratio to baseline (llm/stream, status + pre-step)'.padEnd(58)} ${(guard / baseline).toFixed(1)}x, ${(step / baseline).toFixed(1)}x`);
 }

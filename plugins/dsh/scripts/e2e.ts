@@ -80,7 +80,7 @@ const CRASHING_STEP: Step = { reasoning: 'Write the file first.', text: 'Writing
 
 // There is no "resume the E1 session with the plugin": rc.8's own persistence refuses to
 // load a session holding an empty-id tool result ("message must have tool source"), before any
-// plugin runs. Layer 4's stable ids are what keep such a session from being written at all.
+// plugin runs. The stream guard's stable ids (checkEveryRequest) are what keep such a session from being written at all.
 const EMPTY_ID_STEP: Step = { reasoning: 'Read it.', text: '', toolCalls: [{ id: '', name: 'read', arguments: '{"path":"missing.txt"}' }] };
 
 const scenarios: Scenario[] = [
@@ -95,7 +95,7 @@ const scenarios: Scenario[] = [
     steps: [{ reasoning: 'r', text: 'never reached' }], expect: { exit: 1, statuses: '400 tool-calls-unanswered' },
   },
   {
-    title: 'A3 with the plugin, resumed stuck session: one 400, heal (layer 3), retry, the turn completes',
+    title: 'A3 with the plugin, resumed stuck session: one 400, heal (healAndRetry), retry, the turn completes',
     session: 'session-e2e-stuck', task: 'continue', crasher: false, plugin: true,
     steps: [{ reasoning: 'The write failed before; answer in text.', text: 'Recovered: the earlier write never ran, so here is the content instead.' }], expect: { exit: 0, statuses: '400 tool-calls-unanswered, 200' },
   },
@@ -105,12 +105,12 @@ const scenarios: Scenario[] = [
     steps: [CRASHING_STEP], expect: { exit: 1, statuses: '200' },
   },
   {
-    title: 'B2 with the plugin after a restart: error results go first in the step (layer 2), no 400, the turn completes',
+    title: 'B2 with the plugin after a restart: error results go first in the step (balanceThenAnswerOpenCalls), no 400, the turn completes',
     session: 'session-e2e-restart', task: 'continue', crasher: false, plugin: true,
     steps: [{ reasoning: 'The tool failed.', text: 'The write tool failed earlier; retrying is up to you.' }], expect: { exit: 0, statuses: '200' },
   },
   {
-    title: 'C with the plugin while the crash happens: idle after the crash sends error results and wakes the agent (layer 1); no 400',
+    title: 'C with the plugin while the crash happens: idle after the crash sends error results and wakes the agent (wakeAfterCrash); no 400',
     session: 'session-e2e-live', task: 'write note.txt', crasher: true, plugin: true,
     steps: [CRASHING_STEP, { reasoning: 'The tool crashed.', text: 'The write tool is broken in this session; nothing was written.' }], expect: { exit: 0, statuses: '200, 200', balance: 'open' },
   },

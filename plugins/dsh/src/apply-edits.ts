@@ -2,7 +2,7 @@
 import { createAssistantMessage, createUserMessage } from '@deepseek-ai/dsh-llm';
 import type { AssistantMessage, MessageSource, UserMessage } from '@deepseek-ai/dsh-llm';
 import type { Session } from './host.js';
-import type { SurfaceEdit } from './heal-plan.js';
+import type { SurfaceEdit } from './surface-edit.js';
 
 /** The plugin's own message source, so a reader of the log can tell our replacements apart. */
 export const PLUGIN_SOURCE = { kind: 'plugin', plugin: 'unstuck-dsh' } as const;

@@ -29,7 +29,7 @@ export function findDangling(messages: readonly Message[]): Dangling | undefined
   if (calls.length === 0) return undefined;
   const declared = new Set<string>(calls.map((call) => call.id));
   for (const id of answered) if (!declared.has(id)) return undefined;
-  // A call with an empty id cannot be answered legally; layer 3 strips it instead.
+  // A call with an empty id cannot be answered legally; the heal on a pairing 400 strips it instead.
   const open = calls.filter((call) => call.id !== '' && !answered.has(call.id));
   return open.length === 0 ? undefined : { index, calls: open };
 }

@@ -1,17 +1,18 @@
 /**
  * unstuck-dsh: keeps a DeepSeek Harness session's tool calls paired, so a crashed tool dispatch
  * (`Cannot read properties of undefined (reading 'prepare')`) never wedges the conversation on
- * `400 INVALID_REQUEST`. Four layers, each on a harness hook:
+ * `400 INVALID_REQUEST`. Four handlers, one per harness hook, each named after what it does:
  *
- * 1. `agent/status` idle after a crashed dispatch: an error result per unanswered call is sent
- *    and the agent woken, so the model sees the failure and decides what to do.
- * 2. `agent/pre-step`: error results for calls still open at the tail go first in the step, the
- *    only place they can still be adjacent to their call.
- * 3. `agent/request-error` on a pairing 400: a surface replacement, then `{ kind: 'retry' }`
- *    once per step; a healed surface plans nothing, so it never loops.
- * 4. `llm/stream`: every request checked with the core; loop requests (frozen) only warned
- *    about; a request that is not frozen (compaction's) repaired in place; empty tool-call ids
- *    in the answer replaced by stable ones.
+ * - `wakeAfterCrash` (`agent/status` idle after a crashed dispatch): an error result per
+ *   unanswered call is sent and the agent woken, so the model sees the failure and decides.
+ * - `balanceThenAnswerOpenCalls` (`agent/pre-step`): pairs answered by results logged as user
+ *   messages are made compaction-balanced, then error results for calls still open at the tail
+ *   go first in the step, the only place they can still be adjacent to their call.
+ * - `healAndRetry` (`agent/request-error` on a pairing 400): a surface replacement, then
+ *   `{ kind: 'retry' }` once per step; a healed surface plans nothing, so it never loops.
+ * - `checkEveryRequest` (`llm/stream`, through `guardRequest`): every request checked with the
+ *   core; loop requests (frozen) only warned about; a request that is not frozen (compaction's)
+ *   repaired in place; empty tool-call ids in the answer replaced by stable ones.
  *
  * Every listener catches its own errors: a safety net must never be what breaks a turn.
  */
@@ -20,7 +21,8 @@ import z from '@deepseek-ai/schemastery';
 import { applyEdits } from './apply-edits.js';
 import { check, classifyError, isPairingRule } from './core.js';
 import { findDangling } from './dangling.js';
-import { planBalance, planHeal } from './heal-plan.js';
+import { planBalance } from './plan-balance.js';
+import { planHeal } from './plan-heal.js';
 import { isResultOnly, isToolResult, type AgentLike, type FailureLike, type Message, type PreStepDecision, type RequestErrorAction, type Session, type UserMessage } from './host.js';
 import { guardRequest, streamKey, withStableIds } from './stream-guard.js';
 import { lastTurnEnd, readSurface, type SurfaceNode } from './surface.js';
@@ -35,10 +37,13 @@ export interface Config {
 }
 
 export const Config = z.object({
-  enabled: z.boolean().default(true).description('Turn every layer on or off.'),
+  enabled: z.boolean().default(true).description('Turn every handler on or off.'),
 });
 
-/** How many times in a row layer 1 wakes the agent for one session before it leaves recovery to layers 2–3. */
+/**
+ * How many times in a row `wakeAfterCrash` wakes the agent for one session before it leaves
+ * recovery to the next step (open calls answered first) and to the heal on a pairing 400.
+ */
 const MAX_CONSECUTIVE_WAKES = 2;
 
 function messagesOf(nodes: readonly SurfaceNode[]): Message[] {
@@ -91,8 +96,8 @@ export function apply(ctx: Context, config: Config): void {
     }
   };
 
-  // Layer 1: the agent went idle after a turn that crashed with calls still open.
-  ctx.on('agent/status', (payload) => {
+  // The agent went idle after a turn that crashed with calls still open.
+  ctx.on('agent/status', function wakeAfterCrash(payload) {
     if (!config.enabled || payload.status !== 'idle') return;
     safely('idle recovery', undefined, () => {
       const { agent } = payload;
@@ -115,10 +120,10 @@ export function apply(ctx: Context, config: Config): void {
     });
   });
 
-  // Layer 2: results for open calls enter the step first, adjacent to their call. Registered
-  // first (prepend) so that, before anything else runs in the step (compaction's pressure check
-  // included), pairs that layers 1–2 completed with user/message results are made balanced.
-  ctx.on('agent/pre-step', async (payload, next) => {
+  // Results for open calls enter the step first, adjacent to their call. Registered first
+  // (prepend) so that, before anything else runs in the step (compaction's pressure check
+  // included), pairs that a crash recovery completed with user/message results are made balanced.
+  ctx.on('agent/pre-step', async function balanceThenAnswerOpenCalls(payload, next) {
     if (config.enabled) {
       safely('tool-pairing balance', undefined, () => {
         const session = payload.agent.session;
@@ -152,9 +157,9 @@ export function apply(ctx: Context, config: Config): void {
     });
   }, { prepend: true });
 
-  // Layer 3: a pairing 400 heals the surface, then the step retries once. Registered first so a
-  // terminal retry policy downstream never sees a failure this layer owns.
-  ctx.on('agent/request-error', async (payload, next) => {
+  // A pairing 400 heals the surface, then the step retries once. Registered first so a
+  // terminal retry policy downstream never sees a failure this handler owns.
+  ctx.on('agent/request-error', async function healAndRetry(payload, next) {
     if (!config.enabled) return next();
     const session = payload.agent.session;
     if (!safely('failure check', false, () => isPairingFailure(payload.failure, session, payload.agent.options?.model))) return next();
@@ -174,8 +179,8 @@ export function apply(ctx: Context, config: Config): void {
     return { kind: 'retry' };
   }, { prepend: true });
 
-  // Layer 4: every request checked; what is ours to change repaired; empty call ids made stable.
-  ctx.on('llm/stream', (options, next) => {
+  // Every request checked; what is ours to change repaired; empty call ids made stable.
+  ctx.on('llm/stream', function checkEveryRequest(options, next) {
     if (!config.enabled) return next();
     safely('request check', undefined, () => {
       const report = guardRequest(options);

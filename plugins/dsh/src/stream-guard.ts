@@ -1,7 +1,7 @@
 /**
- * Layer 4, on `llm/stream`: every request is checked with the core before it reaches the
+ * The `llm/stream` handler's work: every request is checked with the core before it reaches the
  * adapter. A loop-built request is deep-frozen and must equal `session.deriveMessages()` (the
- * agent-loop invariant), so it is only warned about — layers 1–3 fix the session instead. A
+ * agent-loop invariant), so it is only warned about — the other handlers fix the session instead. A
  * request that is not frozen (compaction's summary request is the one the harness builds) is
  * repaired in place. The stream coming back is passed through, except that a tool call whose
  * id arrived empty gets a stable id.

@@ -18,7 +18,7 @@ describe('a crashed tool dispatch', () => {
     assert.match(next.failures[0]!.message, /insufficient tool messages following tool_calls message/);
   });
 
-  it('layer 1: going idle after the crash sends an error result per open call and wakes the agent; the woken turn is legal', async () => {
+  it('agent/status (wakeAfterCrash): going idle after the crash sends an error result per open call and wakes the agent; the woken turn is legal', async () => {
     const on = await host();
     const agent = createAgent(createSession());
     await crashedSession(on, agent);
@@ -65,7 +65,7 @@ describe('a crashed tool dispatch', () => {
     assert.deepEqual(nextRequest(agent.session).violations, []);
   });
 
-  it('layer 2: with the plugin loaded only after the crash (a restart), the next turn\'s first request is legal', async () => {
+  it('agent/pre-step (balanceThenAnswerOpenCalls): with the plugin loaded only after the crash (a restart), the next turn\'s first request is legal', async () => {
     const off = await host({ enabled: false });
     const agent = createAgent(createSession());
     await crashedSession(off, agent);

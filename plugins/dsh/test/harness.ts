@@ -246,7 +246,7 @@ export function nextRequest(session: Session): { wire: WireMessage[]; violations
   return { wire, violations: check(wire, { profile: 'deepseek', model: MODEL }) };
 }
 
-/** The crashed session the issue starts from: `assistant/message{tool_calls}` -> `tool/call` -> crash -> `step/end` -> `turn/end error`. */
+/** The crashed session a failed tool dispatch leaves (DeepSeek Harness discussion #4843, https://github.com/deepseek-ai/deepseek-harness/discussions/4843): `assistant/message{tool_calls}` -> `tool/call` -> crash -> `step/end` -> `turn/end error`. */
 export async function crashedSession(host: Host, agent: TestAgent): Promise<TurnOutcome> {
   return runTurn(host, agent, [{ reasoning: 'I should write the file.', text: 'Writing it now.', calls: [{ id: 'call_write_1', name: 'write', arguments: '{"path":"a.txt","content":"hi"}' }], crash: true }], 'write a.txt');
 }

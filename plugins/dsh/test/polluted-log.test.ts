@@ -2,14 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage } from '@deepseek-ai/dsh-llm';
 import { foldSurface } from '@deepseek-ai/dsh-session';
-import { planBalance, planHeal } from '../src/heal-plan.js';
+import { planBalance } from '../src/plan-balance.js';
+import { planHeal } from '../src/plan-heal.js';
 import { readSurface } from '../src/surface.js';
 import { balancedAtEnd, crashedSession, createAgent, createSession, MODEL, nextRequest, PROVIDER, runTurn, type TestAgent, useHosts } from './harness.js';
 
 const host = useHosts();
 
 /**
- * The log the seed describes: a crash, then the user retrying "continue" on a harness without
+ * The log dsh-messages-sanitizer's README describes (https://github.com/Leeminjing/dsh-messages-sanitizer):
+ * a crash, then the user retrying "continue" on a harness without
  * the plugin (every retry a 400, each leaving its user message behind), then a stray tool result
  * that pairs with nothing (what an older sanitizer left).
  */
@@ -93,7 +95,7 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     assert.equal(balancedAtEnd(session), true);
   });
 
-  it('unpairs a call whose id arrived empty (logged before layer 4 gave ids) together with its empty-id result', async () => {
+  it('unpairs a call whose id arrived empty (logged before the stream guard gave such calls ids) together with its empty-id result', async () => {
     const session = createSession();
     session.append('turn/start', { turn: 1 });
     session.append('step/start', { turn: 1, step: 1 });

@@ -37,7 +37,7 @@ async function requestError(target: Host, agent: TestAgent, failure: LlmFailure,
   }, (async () => DELEGATED) as never);
 }
 
-describe('layer 3, agent/request-error', () => {
+describe('agent/request-error (healAndRetry)', () => {
   it('heals and retries on a pairing 400 (DeepSeek\'s own wording, classified by the core)', async () => {
     const agent = await stuckAgent();
     const on = await host();

@@ -31,7 +31,7 @@ function toolCallChunks(index: number, id: string, name: string): StreamChunk[] 
   ];
 }
 
-describe('layer 4, llm/stream', () => {
+describe('llm/stream (checkEveryRequest)', () => {
   it('only warns about a frozen loop request: its messages stay the very same objects', async () => {
     const messages = [...await crashedMessages(), createUserMessage({ content: [{ type: 'text', text: 'continue' }], source: { kind: 'user' } })];
     const request = markAgentLoopRequest(deepFreeze({ provider: PROVIDER, model: MODEL, messages }));
