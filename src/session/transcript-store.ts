@@ -56,17 +56,19 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
   const onDisk = new Map<string, BigIntStats>();
 
   async function ensureLock(): Promise<void> {
-    if (lock === undefined) lock = await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs });
+    if (lock === undefined) lock = options.lock ?? (await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }));
   }
 
   async function save(messages: readonly Message[]): Promise<void> {
     await ensureLock();
+    // Segment files get the main file's permissions: a private session stays private whole.
+    const mode = await stat(path).then((info) => info.mode & 0o7777, () => undefined);
     const fullSegments = messages.length > segmentMessages ? Math.floor((messages.length - 1) / segmentMessages) : 0;
     const segments: Omit<SegmentRef, 'line'>[] = [];
     const writes = createWriteWindow(SEGMENT_WRITES);
     let wroteSegment = false;
     const write = (file: string, sha256: string, data: Buffer[] | (() => Buffer[])) => writes.add(async () => {
-      if (await ensureSegment(file, sha256, data)) wroteSegment = true;
+      if (await ensureSegment(file, sha256, data, mode)) wroteSegment = true;
     });
     try {
       for (let index = 0; index < fullSegments; index += 1) {
@@ -120,7 +122,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
    * gives another inode, writing into it moves its times, and its change time cannot be set back.
    * Any other file is read and hashed first, as one written by another process or an older save.
    */
-  async function ensureSegment(file: string, sha256: string, data: Buffer[] | (() => Buffer[])): Promise<boolean> {
+  async function ensureSegment(file: string, sha256: string, data: Buffer[] | (() => Buffer[]), mode: number | undefined): Promise<boolean> {
     const target = join(directory, file);
     const known = onDisk.get(file);
     if (known !== undefined) {
@@ -132,7 +134,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       onDisk.set(file, found.identity);
       return false;
     }
-    await writeFileAtomic(target, typeof data === 'function' ? data() : data, { syncDirectory: false });
+    await writeFileAtomic(target, typeof data === 'function' ? data() : data, mode === undefined ? { syncDirectory: false } : { syncDirectory: false, mode });
     onDisk.set(file, await stat(target, { bigint: true }));
     return true;
   }
@@ -218,7 +220,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       lock = undefined;
       blocks.length = 0;
       onDisk.clear();
-      await held?.release();
+      if (held !== options.lock) await held?.release();
     }),
   };
 }
