@@ -125,3 +125,20 @@ export function lineAndColumn(text: string, offset: number): string {
   const line = before.split('\n').length;
   return `${line}:${offset - before.lastIndexOf('\n')}`;
 }
+
+/** Offset of the bracket that opens level `depth + 1` of nesting, or -1 if the text never nests that deep. */
+export function findNestingOffset(text: string, depth: number): number {
+  let level = 0;
+  for (let at = 0; at < text.length; at += 1) {
+    const char = text.charCodeAt(at);
+    if (char === 0x22 /* " */) {
+      for (at += 1; at < text.length && text.charCodeAt(at) !== 0x22; at += 1) if (text.charCodeAt(at) === 0x5c /* \ */) at += 1;
+    } else if (char === 0x5b || char === 0x7b) {
+      level += 1;
+      if (level > depth) return at;
+    } else if (char === 0x5d || char === 0x7d) {
+      level -= 1;
+    }
+  }
+  return -1;
+}

@@ -58,7 +58,7 @@ export function decodeInput(bytes: Buffer, file: string): { text: string; bom: b
   if (!isUtf8(body)) {
     const at = firstInvalidUtf8(body);
     const prefix = body.subarray(0, at).toString('utf8');
-    throw new UnstuckError('INPUT_INVALID', `not UTF-8: byte 0x${body[at]!.toString(16).padStart(2, '0')} does not belong to a UTF-8 character; nothing was changed (save the file as UTF-8)`, { file, position: lineAndColumn(prefix, prefix.length) });
+    throw new UnstuckError('INPUT_INVALID', `not UTF-8: byte 0x${body[at]!.toString(16).padStart(2, '0')} here is not part of a UTF-8 character (read as text it would become U+FFFD and be lost: save the file as UTF-8)`, { file, position: lineAndColumn(prefix, prefix.length) });
   }
   return { text: body.toString('utf8'), bom };
 }

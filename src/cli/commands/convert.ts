@@ -1,4 +1,6 @@
 import { Buffer } from 'node:buffer';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
 import type { Message } from '../../core/messages.js';
 import { writeFileAtomic } from '../../session/atomic-write.js';
@@ -40,6 +42,9 @@ export const convertCommand: Command = {
     const from = chooseFormat(input, values['from'], undefined);
     const to = chooseFormat(output, values['to'], output === '-' ? 'json' : undefined);
     if (to === undefined) throw new UnstuckError('USAGE', `cannot tell the format of ${output} from its extension: use --to json|jsonl|md`);
+    if (input !== '-' && output !== '-' && (await sameFile(input, output))) {
+      throw new UnstuckError('USAGE', `IN and OUT are the same file (${output}): convert would replace its input with no copy left; write to another file (fix --write repairs a file in place, keeping FILE.bak)`);
+    }
     const loaded = await readInput(input, from, io);
     for (const problem of loaded.problems) {
       io.stderr.write(`unstuck convert: ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.why}\n`);
@@ -49,6 +54,13 @@ export const convertCommand: Command = {
     return loaded.problems.length > 0 ? EXIT.violations : EXIT.ok;
   },
 };
+
+/** Whether two paths name one file: the same path, or (for files that exist) the same device and inode. */
+async function sameFile(first: string, second: string): Promise<boolean> {
+  if (resolve(first) === resolve(second)) return true;
+  const [a, b] = await Promise.all([stat(first).catch(() => undefined), stat(second).catch(() => undefined)]);
+  return a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
+}
 
 function chooseFormat(file: string, flag: unknown, fallback: Format | undefined): Format | undefined {
   if (typeof flag === 'string') {

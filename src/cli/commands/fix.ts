@@ -13,6 +13,7 @@ import type { WriterLock } from '../../session/writer-lock.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { elementLabel, formatDocument, originalText, readDocument, type HistoryDocument } from '../documents.js';
+import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
 
 export const fixCommand: Command = {
@@ -93,7 +94,7 @@ async function fixFile(file: string, options: RepairOptions, values: Parameters<
   }
   const changed = result.changed || document.problems.length > 0;
   // Unchanged: the original bytes, not a re-serialisation.
-  const output = changed ? formatDocument(document, result.messages) : originalText(document);
+  const output = changed ? formatRepaired(document, result.messages) : originalText(document);
   // A JSONL line that could not be read is not in the output: a rewrite would delete it.
   const unreadable = document.format === 'jsonl' ? document.problems.length : 0;
 
@@ -112,6 +113,20 @@ async function fixFile(file: string, options: RepairOptions, values: Parameters<
   }
   writeReport(io, file, document.problems, result, values['write'] === true, changed, elementLabel(document.wire), unreadable);
   return result.remaining.length === 0 && unreadable === 0 ? EXIT.ok : EXIT.violations;
+}
+
+/** Nesting deeper than this is named when writing the repaired history back runs out of stack. */
+const REPORTED_DEPTH = 1000;
+
+function formatRepaired(document: HistoryDocument, messages: readonly unknown[]): string {
+  try {
+    return formatDocument(document, messages);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    // JSON.parse reads any depth; JSON.stringify recurses, and a value nested 100,000 deep overflows it.
+    const offset = findNestingOffset(document.text, REPORTED_DEPTH);
+    throw new UnstuckError('INPUT_INVALID', `nested too deeply to write back (${error.message}); nothing written`, offset === -1 ? { file: document.file } : { file: document.file, position: lineAndColumn(document.text, offset) });
+  }
 }
 
 /**
