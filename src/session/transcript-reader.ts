@@ -52,12 +52,15 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
  * multi-byte character, so a latin1 view of the bytes has the same lines, markers and fences.
  * `verified`: the caller knows the bytes are exactly what the writer wrote (the whole file's
  * sha256 matches the one its main file declares), so the markers' own digest is not computed.
+ * `changed`: the caller knows they are not (that sha256 differs): if the markers are intact, the
+ * readable text is compared with what the writer renders, to report edits and read messages
+ * added by hand (segment files declare no readable digest of their own).
  */
-export function parseTranscriptBytes(bytes: Buffer, file: string, options: { verified?: boolean } = {}): ParsedTranscript {
+export function parseTranscriptBytes(bytes: Buffer, file: string, options: { verified?: boolean; changed?: boolean } = {}): ParsedTranscript {
   const body = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
   const text = body.toString('latin1');
   const hashFrom = (offset: number) => createHash('sha256').update(body.subarray(offset)).digest('hex');
-  return readOwnFile(text, file, options.verified === true, hashFrom, true) ?? parseView(text, file, true);
+  return readOwnFile(text, file, options.verified === true, hashFrom, true, options.changed === true) ?? parseView(text, file, true);
 }
 
 const HEADER_START = '<!-- unstuck-session ';
@@ -82,7 +85,7 @@ const NO_DIGEST: Digest = { update: () => NO_DIGEST };
  * after its ` -->`) returns undefined and the full reader takes over, with fences, and lists what
  * it finds.
  */
-function readOwnFile(text: string, file: string, verified: boolean, hashFrom: (offset: number) => string, latin1: boolean): ParsedTranscript | undefined {
+function readOwnFile(text: string, file: string, verified: boolean, hashFrom: (offset: number) => string, latin1: boolean, changed = false): ParsedTranscript | undefined {
   if (!text.startsWith(HEADER_START)) return undefined;
   const first = text.indexOf(MARKER_LINE);
   // The head: header, title, segment declarations; it ends where the first message's heading starts.
@@ -101,7 +104,11 @@ function readOwnFile(text: string, file: string, verified: boolean, hashFrom: (o
   }
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];
-  if (verified) {
+  // The readable digest covers every byte after the header line, the markers too: when it
+  // matches, the file is what the writer wrote, and the markers' own digest is not needed.
+  const bodyStart = text.indexOf('\n') + 1;
+  const intact = verified || (head.readable !== undefined && bodyStart > 0 && hashFrom(bodyStart) === head.readable);
+  if (intact) {
     decodeMarkers(markers, file, { at: () => 0 }, messages, problems, NO_DIGEST);
     if (problems.length > 0) return undefined;
   } else {
@@ -111,10 +118,9 @@ function readOwnFile(text: string, file: string, verified: boolean, hashFrom: (o
   }
   const result: ParsedTranscript = { messages, problems, segments: head.segments };
   if (head.declared !== undefined) result.declared = head.declared;
-  // The markers are intact; is the text a person reads still what the writer wrote? (A verified
-  // file's bytes are exactly the writer's: nothing to check.)
-  const bodyStart = text.indexOf('\n') + 1;
-  if (!verified && head.readable !== undefined && bodyStart > 0 && hashFrom(bodyStart) !== head.readable) {
+  // The markers are intact but the text around them is not what the writer wrote (its digest
+  // says so, or the caller knows the file's bytes changed): what did a person do to it?
+  if (!intact && bodyStart > 0 && (head.readable !== undefined || changed)) {
     const edits = findHandEdits({ view: text, latin1, file, start: bodyStart, markers, messages, first: head.first ?? 1, lineAt: createLineCounter(text).at });
     result.messages = edits.messages;
     result.problems = edits.problems;

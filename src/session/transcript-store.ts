@@ -112,7 +112,8 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
   }
 
   function formatSegment(chunk: readonly Message[], first: number): Buffer[] {
-    return formatTranscriptBytes(chunk, { first: first + 1, total: chunk.length, segments: [] });
+    // No readable digest: the main file declares the whole segment file's sha256 already.
+    return formatTranscriptBytes(chunk, { first: first + 1, total: chunk.length, segments: [], readableDigest: false });
   }
 
   /**
@@ -187,7 +188,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       const sha256 = Buffer.from(await hashing).toString('hex');
       if (sha256 !== segment.sha256) {
         problems.push({ file, why: `digest does not match the one the main file declares (the file was changed or damaged); reading what is intact` });
-        part = parseTranscriptBytes(bytes, file);
+        part = parseTranscriptBytes(bytes, file, { changed: true });
       }
       problems.push(...part.problems);
       if (part.messages.length !== segment.messages) {

@@ -25,6 +25,8 @@ export interface FormatOptions {
   total: number;
   /** Segment files holding the messages before this file's own. */
   segments: readonly Omit<SegmentRef, 'line'>[];
+  /** Declare the digest of the readable text in the header (default true; a segment file, whose whole sha256 its main file declares, does without). */
+  readableDigest?: boolean;
 }
 
 export function formatTranscriptText(messages: readonly Message[], options: FormatOptions): string {
@@ -40,7 +42,7 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
       index += 1;
     }
   }
-  return headerLine(options, digest, createHash('sha256').update(text, 'utf8').digest('hex')) + text;
+  return headerLine(options, digest, options.readableDigest === false ? undefined : createHash('sha256').update(text, 'utf8').digest('hex')) + text;
 }
 
 /** Bytes per buffer of formatTranscriptBytes: a few syscalls per segment, little slack. */
@@ -81,9 +83,13 @@ export function formatTranscriptBytes(messages: readonly Message[], options: For
     }
   }
   if (position > 0) parts.push(part.subarray(0, position));
-  const readableDigest = createHash('sha256');
-  for (let at = 1; at < parts.length; at += 1) readableDigest.update(parts[at]!);
-  parts[0] = Buffer.from(headerLine(options, digest, readableDigest.digest('hex')), 'latin1');
+  let readableDigest: string | undefined;
+  if (options.readableDigest !== false) {
+    const hash = createHash('sha256');
+    for (let at = 1; at < parts.length; at += 1) hash.update(parts[at]!);
+    readableDigest = hash.digest('hex');
+  }
+  parts[0] = Buffer.from(headerLine(options, digest, readableDigest), 'latin1');
   return parts;
 }
 
@@ -92,8 +98,8 @@ export function formatTranscriptBytes(messages: readonly Message[], options: For
  * every byte after the header line (what a person sees), so a reader can tell that the text was
  * edited or a message added by hand while the markers stayed the same.
  */
-function headerLine(options: FormatOptions, digest: string, readableDigest: string): string {
-  return `<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest} readable=sha256:${readableDigest} -->\n`;
+function headerLine(options: FormatOptions, digest: string, readableDigest: string | undefined): string {
+  return `<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest}${readableDigest === undefined ? '' : ` readable=sha256:${readableDigest}`} -->\n`;
 }
 
 /** The title and the segment declarations: everything between the header line and the first message. */

@@ -74,6 +74,26 @@ describe('a transcript edited by hand', () => {
     assert.deepEqual(saved.messages[3], { role: 'user', content: 'kept, please' });
   });
 
+  test('in a segment file of a long session: a message added by hand is read and reported, and the next save keeps it', async () => {
+    const file = path('long.md');
+    const writer = createTranscriptStore(file, { segmentMessages: 4 });
+    await writer.save(ten);
+    await writer.close();
+    const segment = /file=(\S+) -->/.exec(await readFile(file, 'utf8'))![1]!;
+    const segmentPath = path(decodeURIComponent(segment));
+    await writeFile(segmentPath, (await readFile(segmentPath, 'utf8')).replace('## 2 · assistant', '## 1b · user\n\nadded in a segment\n\n## 2 · assistant'));
+    const store = createTranscriptStore(file, { segmentMessages: 4 });
+    try {
+      const loaded = await store.load();
+      assert.deepEqual(contents(loaded.messages), ['message 1', 'added in a segment', ...contents(ten.slice(1))]);
+      assert.ok(loaded.problems.some((problem) => problem.file === segmentPath && /message added by hand/.test(problem.why)), JSON.stringify(loaded.problems));
+      await store.save(loaded.messages);
+      assert.deepEqual(await store.load(), { messages: loaded.messages, problems: [] });
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a UTF-8 byte order mark before the header does not switch off the checks: a cut file reports what it lost', async () => {
     const text = formatTranscript(ten);
     const markers = [...text.matchAll(/^<!-- nf-msg .* -->$/gm)];
