@@ -76,6 +76,9 @@ describe('input the CLI refuses, in one line', () => {
     execFileSync('mkfifo', [path('pipe.json')]);
     await refused(['check', path('pipe.json')], /pipe\.json: cannot read: not a regular file \(a FIFO\)/);
     await refused(['fix', '--write', path('pipe.json')], /pipe\.json: cannot read: not a regular file \(a FIFO\)/);
+    execFileSync('mkfifo', [path('pipe.md')]);
+    await refused(['check', path('pipe.md')], /pipe\.md: cannot read: not a regular file \(a FIFO\)/);
+    await refused(['convert', path('pipe.md'), path('from-pipe.json')], /pipe\.md: cannot read: not a regular file \(a FIFO\)/);
   });
 
   test('convert IN OUT naming one file (or a link to it) is refused; the input is untouched', async () => {

@@ -9,6 +9,7 @@ import type { LoadResult } from '../../session/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { readDocument } from '../documents.js';
+import { readInputBytes } from '../read-input.js';
 import type { Io } from '../io.js';
 
 type Format = 'json' | 'jsonl' | 'md';
@@ -73,10 +74,14 @@ function chooseFormat(file: string, flag: unknown, fallback: Format | undefined)
 
 async function readInput(file: string, format: Format | undefined, io: Io): Promise<LoadResult> {
   if (file === '-' && (format === 'md' || format === 'jsonl')) {
-    const text = await readStdin(io);
+    const text = (await readInputBytes('-', io)).toString('utf8');
     return format === 'md' ? parseTranscript(text, { file: '<stdin>' }) : parseJournal(text, { file: '<stdin>' });
   }
-  if (file !== '-' && format === 'md') return createTranscriptStore(file).load();
+  if (file !== '-' && format === 'md') {
+    // Refused before the store reads it, as readDocument refuses: a FIFO, a device, too large.
+    await readInputBytes(file, io);
+    return createTranscriptStore(file).load();
+  }
   const document = await readDocument(file, io);
   return { messages: document.messages, problems: document.problems };
 }
@@ -96,10 +101,4 @@ async function writeOutput(file: string, format: Format, messages: readonly Mess
   } finally {
     await store.close();
   }
-}
-
-async function readStdin(io: Io): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }
