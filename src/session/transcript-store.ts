@@ -99,7 +99,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     blocks.length = fullSegments;
     if (wroteSegment) await syncDirectory(directory);
     const tail = messages.slice(fullSegments * segmentMessages);
-    await writeFileAtomic(path, formatTranscriptBytes(tail, { first: fullSegments * segmentMessages + 1, total: messages.length, segments }));
+    await writeFileAtomic(path, formatTranscriptBytes(tail, { first: fullSegments * segmentMessages + 1, total: messages.length, segments, readableDigest: true }));
     // The switch is done; whatever the new main file does not declare belongs to older saves.
     // Removing it is housekeeping: a failure here does not undo a save that has succeeded.
     const keep = new Set(segments.map((segment) => segment.file));
@@ -113,7 +113,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
 
   function formatSegment(chunk: readonly Message[], first: number): Buffer[] {
     // No readable digest: the main file declares the whole segment file's sha256 already.
-    return formatTranscriptBytes(chunk, { first: first + 1, total: chunk.length, segments: [], readableDigest: false });
+    return formatTranscriptBytes(chunk, { first: first + 1, total: chunk.length, segments: [] });
   }
 
   /**

@@ -25,7 +25,12 @@ export interface FormatOptions {
   total: number;
   /** Segment files holding the messages before this file's own. */
   segments: readonly Omit<SegmentRef, 'line'>[];
-  /** Declare the digest of the readable text in the header (default true; a segment file, whose whole sha256 its main file declares, does without). */
+  /**
+   * Declare the digest of the readable text in the header, so a reader can tell hand edits (default
+   * false). The store's main file does; a segment file does without (its main file declares the
+   * whole file's sha256), and so does formatTranscript's text: hashing a 4 MB string means encoding
+   * it to UTF-8, which costs about as much as formatting it.
+   */
   readableDigest?: boolean;
 }
 
@@ -42,7 +47,7 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
       index += 1;
     }
   }
-  return headerLine(options, digest, options.readableDigest === false ? undefined : createHash('sha256').update(text, 'utf8').digest('hex')) + text;
+  return headerLine(options, digest, options.readableDigest === true ? createHash('sha256').update(text, 'utf8').digest('hex') : undefined) + text;
 }
 
 /** Bytes per buffer of formatTranscriptBytes: a few syscalls per segment, little slack. */
@@ -84,7 +89,7 @@ export function formatTranscriptBytes(messages: readonly Message[], options: For
   }
   if (position > 0) parts.push(part.subarray(0, position));
   let readableDigest: string | undefined;
-  if (options.readableDigest !== false) {
+  if (options.readableDigest === true) {
     const hash = createHash('sha256');
     for (let at = 1; at < parts.length; at += 1) hash.update(parts[at]!);
     readableDigest = hash.digest('hex');

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { run } from '../../src/cli/run.js';
 import type { Message } from '../../src/index.js';
-import { createTranscriptStore, formatTranscript, parseTranscript } from '../../src/session/index.js';
+import { createTranscriptStore, parseTranscript } from '../../src/session/index.js';
+import { formatTranscriptText } from '../../src/session/transcript-writer.js';
 import { captureIo } from '../support/capture-io.js';
 
 const ten: Message[] = Array.from({ length: 10 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `message ${index + 1}` }) as Message);
@@ -20,6 +21,8 @@ after(async () => {
 });
 
 const contents = (messages: readonly Message[]) => messages.map((message) => message.content);
+/** A transcript as the store writes its main file: with the digest of its readable text. */
+const formatTranscript = (messages: readonly Message[]) => formatTranscriptText(messages, { first: 1, total: messages.length, segments: [], readableDigest: true });
 
 describe('a transcript edited by hand', () => {
   test('a message added by hand between two messages is read, in its place, and reported with its line', () => {
@@ -59,6 +62,14 @@ describe('a transcript edited by hand', () => {
     const loaded = await createTranscriptStore(path('added.md')).load();
     assert.deepEqual(loaded.messages[3], { role: 'user', content: 'café ☕' });
     assert.deepEqual(loaded.problems.map((problem) => problem.line), parseTranscript(text, { file: path('added.md') }).problems.map((problem) => problem.line));
+  });
+
+  test('formatTranscript\'s text declares no readable digest; the store\'s main file does', async () => {
+    assert.doesNotMatch((await import('../../src/session/index.js')).formatTranscript(ten).split('\n')[0]!, /readable=/);
+    const store = createTranscriptStore(path('store.md'));
+    await store.save(ten);
+    await store.close();
+    assert.match((await readFile(path('store.md'), 'utf8')).split('\n')[0]!, / readable=sha256:[0-9a-f]{64} -->$/);
   });
 
   test('fix --write keeps a message added by hand (it gets its marker), and check reports it', async () => {
