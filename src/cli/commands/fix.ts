@@ -67,7 +67,7 @@ export const fixCommand: Command = {
 };
 
 /** How long `fix --write` waits for another writer of the same file. */
-const LOCK_TIMEOUT_MS = 30_000;
+const LOCK_TIMEOUT_MS = 10_000;
 
 async function lockForWrite(file: string, io: Parameters<Command['run']>[1]): Promise<WriterLock> {
   // A file that cannot be read is reported as that, not as a lock file that cannot be made.
