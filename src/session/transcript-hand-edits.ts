@@ -32,6 +32,9 @@ export interface HandEditInput {
   lineAt(offset: number): number;
 }
 
+/** Edited messages named one by one; the rest are counted in one problem (an editor's reformatting touches every message). */
+const REPORTED_EDITS = 10;
+
 const ROLES = new Set(['user', 'assistant', 'system', 'developer', 'tool']);
 
 export function findHandEdits(input: HandEditInput): { messages: Message[]; problems: SessionProblem[] } {
@@ -39,6 +42,7 @@ export function findHandEdits(input: HandEditInput): { messages: Message[]; prob
   const problems: SessionProblem[] = [];
   const out: Message[] = [];
   const asView = (text: string) => (latin1 ? Buffer.from(text, 'utf8').toString('latin1') : text);
+  let edited = 0;
   for (let index = 0; index < markers.length; index += 1) {
     const marker = markers[index]!;
     const from = index === 0 ? input.start : markers[index - 1]!.end + 1;
@@ -55,10 +59,16 @@ export function findHandEdits(input: HandEditInput): { messages: Message[]; prob
       }
       if (added.trim() !== '') out.push(...readAdded(added, addedAt));
     } else {
-      const line = lineAt(index === 0 ? headingBefore(view, from, marker.offset) : from + (view.charCodeAt(from) === 0x0a ? 1 : 0));
-      problems.push({ file, line, why: `the readable text of message ${first + index} was edited by hand: its nf-msg marker holds the message and wins, so the edit is not kept when the session is saved` });
+      edited += 1;
+      if (edited <= REPORTED_EDITS) {
+        const line = lineAt(index === 0 ? headingBefore(view, from, marker.offset) : from + (view.charCodeAt(from) === 0x0a ? 1 : 0));
+        problems.push({ file, line, why: `the readable text of message ${first + index} was edited by hand: its nf-msg marker holds the message and wins, so the edit is not kept when the session is saved` });
+      }
     }
     out.push(messages[index]!);
+  }
+  if (edited > REPORTED_EDITS) {
+    problems.push({ file, why: `the readable text of ${edited - REPORTED_EDITS} more message(s) was edited too (an editor that trims spaces or changes line ends does this): those edits are not kept either` });
   }
   const tailFrom = markers.length === 0 ? input.start : markers[markers.length - 1]!.end + 1;
   let tail = view.slice(tailFrom);

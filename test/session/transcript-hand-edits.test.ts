@@ -55,6 +55,14 @@ describe('a transcript edited by hand', () => {
     assert.deepEqual(loaded.problems, [{ file: '<transcript>', line, why: 'the readable text of message 6 was edited by hand: its nf-msg marker holds the message and wins, so the edit is not kept when the session is saved' }]);
   });
 
+  test('an edit of every message (an editor trimming spaces) is named for ten messages and counted for the rest', () => {
+    const spaced = Array.from({ length: 30 }, (_, index) => ({ role: 'user', content: `line ${index}  \nnext` }) as Message);
+    const loaded = parseTranscript(formatTranscript(spaced).replaceAll('  \n', '\n'));
+    assert.deepEqual(loaded.messages, spaced);
+    assert.equal(loaded.problems.length, 11);
+    assert.match(loaded.problems[10]!.why, /^the readable text of 20 more message\(s\) was edited too/);
+  });
+
   test('an untouched file has no problems, and a file read through the store (bytes) finds the same', async () => {
     assert.deepEqual(parseTranscript(formatTranscript(ten)).problems, []);
     const text = formatTranscript(ten).replace('## 4 · assistant', '## 3b · user\n\ncafé ☕\n\n## 4 · assistant');
