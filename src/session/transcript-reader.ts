@@ -26,6 +26,26 @@ export interface ParsedTranscript extends LoadResult {
   segments: SegmentRef[];
 }
 
+/**
+ * The segment file names a transcript's head declares (`head`: the start of the file, at least up
+ * to its first message), for a store that must not remove them.
+ */
+export function declaredSegmentNames(head: string): string[] {
+  const names: string[] = [];
+  for (const line of head.split('\n')) {
+    if (line.startsWith('## ') || line.startsWith(MARKER_PREFIX)) break;
+    const segment = SEGMENT.exec(line);
+    if (segment === null) continue;
+    try {
+      const name = decodeURIComponent(segment[3]!);
+      if (!name.includes('/') && !name.includes('\\')) names.push(name);
+    } catch {
+      // not a name this store could have written
+    }
+  }
+  return names;
+}
+
 /** A problem when the header declared another number of messages than were read. */
 export function countProblems(file: string, declared: number | undefined, found: number): SessionProblem[] {
   if (declared === undefined || declared === found) return [];

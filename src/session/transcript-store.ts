@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { createHash, webcrypto } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
+import { constants } from 'node:fs';
 import { open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Message } from '../core/messages.js';
@@ -10,7 +11,7 @@ import { matchesSnapshot, takeSnapshot } from './json-snapshot.js';
 import { asSaveError } from './save-error.js';
 import { createSerial } from './serial.js';
 import type { ParsedTranscript } from './transcript-reader.js';
-import { countProblems, parseTranscriptBytes } from './transcript-reader.js';
+import { countProblems, declaredSegmentNames, parseTranscriptBytes } from './transcript-reader.js';
 import type { SegmentRef } from './transcript-syntax.js';
 import { formatTranscriptBytes } from './transcript-writer.js';
 import type { LoadResult, SessionProblem, SessionStore, TranscriptStoreOptions } from './types.js';
@@ -105,8 +106,12 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     const keep = new Set(segments.map((segment) => segment.file));
     for (const file of onDisk.keys()) if (!keep.has(file)) onDisk.delete(file);
     const names = await readdir(directory).catch(() => [] as string[]);
-    for (const name of names) {
-      if (segmentName.test(name) && !keep.has(name)) await rm(join(directory, name), { force: true }).catch(() => undefined);
+    const stale = names.filter((name) => segmentName.test(name) && !keep.has(name));
+    // `fix --write` keeps the session it replaced as FILE.bak: the segment files that one declares
+    // are its messages, so they stay until FILE.bak is gone or declares others.
+    if (stale.length > 0) for (const name of await segmentsOfBackup(`${path}.bak`)) keep.add(name);
+    for (const name of stale) {
+      if (!keep.has(name)) await rm(join(directory, name), { force: true }).catch(() => undefined);
     }
     await removeLeftoverTemporaries(path, names).catch(() => undefined);
   }
@@ -248,6 +253,29 @@ async function readIdentified(file: string, scratch?: Buffer): Promise<{ bytes: 
       filled += bytesRead;
     }
     return { bytes: buffer.subarray(0, filled), identity, buffer };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Bytes of a backup's head read to find its segment declarations: room for thousands of them. */
+const BACKUP_HEAD_BYTES = 1024 * 1024;
+
+async function segmentsOfBackup(file: string): Promise<string[]> {
+  let handle;
+  try {
+    // O_NONBLOCK: whatever sits at FILE.bak (a FIFO a repository shipped) must not block a save.
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return [];
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return [];
+    const head = Buffer.allocUnsafe(BACKUP_HEAD_BYTES);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return declaredSegmentNames(head.subarray(0, bytesRead).toString('latin1'));
+  } catch {
+    return [];
   } finally {
     await handle.close();
   }

@@ -127,3 +127,32 @@ describe('a transcript edited by hand', () => {
     assert.deepEqual(whole, { messages: ten, problems: [] });
   });
 });
+
+describe('fix --write on a long (segmented) session', () => {
+  test('FILE.bak holds the true original: the segment files it declares are kept by this save and the next ones', async () => {
+    const file = path('long-fix.md');
+    const messages: Message[] = [];
+    for (let index = 0; messages.length < 2100; index += 1) {
+      messages.push({ role: 'user', content: `question ${index}` });
+      // The first call is never answered: its repair changes the first block (segment) of the session.
+      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${index}`, type: 'function', function: { name: 'f', arguments: '{}' } }] });
+      if (index > 0) messages.push({ role: 'tool', tool_call_id: `call_${index}`, content: 'ok' });
+    }
+    const writer = createTranscriptStore(file);
+    await writer.save(messages);
+    await writer.close();
+    assert.equal(await run(['fix', '--write', file], captureIo()), 0);
+    const backup = await createTranscriptStore(`${file}.bak`).load();
+    assert.deepEqual(backup.problems, []);
+    assert.deepEqual(backup.messages, messages);
+    // A later save of the session (an agent going on) does not take the backup's segments away.
+    const store = createTranscriptStore(file);
+    try {
+      const repaired = (await store.load()).messages;
+      await store.save([...repaired, { role: 'user', content: 'one more' }]);
+    } finally {
+      await store.close();
+    }
+    assert.deepEqual((await createTranscriptStore(`${file}.bak`).load()).messages, messages);
+  });
+});
