@@ -156,7 +156,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { messages: [], problems: [] };
         return { messages: [], problems: [{ file: path, why: `cannot read the file: ${(error as Error).message}` }] };
       }
-      const parsed = parseTranscriptBytes(text, path);
+      const parsed = await parseMainFile(text, path);
       const result = await loadSegments(parsed, text, attempt < 3);
       if (result !== undefined) return result;
     }
@@ -256,6 +256,23 @@ async function readIdentified(file: string, scratch?: Buffer): Promise<{ bytes: 
   } finally {
     await handle.close();
   }
+}
+
+const READABLE = /(?:^| )readable=sha256:([0-9a-f]{64})(?: |$)/;
+
+/**
+ * The main file, parsed as segments are: its readable digest (which covers everything after the
+ * header line) is computed on the thread pool while this thread parses, trusting it to match; if
+ * it does not, or the file declares none, it is parsed again with every check.
+ */
+async function parseMainFile(bytes: Buffer, path: string): Promise<ParsedTranscript> {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  const headerEnd = bytes.indexOf(0x0a, start);
+  const declared = headerEnd === -1 ? undefined : READABLE.exec(bytes.toString('latin1', start, headerEnd).replace(/ -->\s*$/, ''))?.[1];
+  if (declared === undefined) return parseTranscriptBytes(bytes, path);
+  const hashing = webcrypto.subtle.digest('SHA-256', bytes.subarray(headerEnd + 1));
+  const parsed = parseTranscriptBytes(bytes, path, { verified: true });
+  return Buffer.from(await hashing).toString('hex') === declared ? parsed : parseTranscriptBytes(bytes, path);
 }
 
 /** Bytes of a backup's head read to find its segment declarations: room for thousands of them. */
