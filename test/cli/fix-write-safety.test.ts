@@ -88,6 +88,18 @@ describe('fix --write: the backup, the mode, and concurrent runs', () => {
     await assert.rejects(stat(path('readonly.json.bak')), /ENOENT/);
   });
 
+  test('a FILE that is a symbolic link is refused: neither the link nor its target is written', async () => {
+    const original = JSON.stringify(broken);
+    await writeFile(path('target.json'), original);
+    await symlink(path('target.json'), path('link.json'));
+    const io = captureIo();
+    assert.equal(await run(['fix', '--write', path('link.json')], io), 2);
+    assert.match(io.err(), /link\.json: is a symbolic link \(to .*target\.json\): not replaced, nothing written/);
+    assert.equal((await lstat(path('link.json'))).isSymbolicLink(), true);
+    assert.equal(await readFile(path('target.json'), 'utf8'), original);
+    await assert.rejects(stat(path('link.json.bak')), /ENOENT/);
+  });
+
   test('many concurrent fix --write in one process: FILE.bak always holds the true original, one run writes', async () => {
     for (const [name, text] of [['racing.json', JSON.stringify(broken, null, 2)], ['racing.md', formatTranscript(broken)]] as const) {
       for (let round = 0; round < 5; round += 1) {

@@ -1,4 +1,4 @@
-import { access, stat } from 'node:fs/promises';
+import { access, lstat, readlink, stat } from 'node:fs/promises';
 import { Buffer } from 'node:buffer';
 import { check } from '../../core/check.js';
 import { UnstuckError } from '../../core/errors.js';
@@ -133,10 +133,15 @@ function formatRepaired(document: HistoryDocument, messages: readonly unknown[])
  * FILE.bak gets the bytes this run read (not a second read of FILE, which another writer may have
  * replaced), with FILE's permissions, and replaces whatever FILE.bak was by a rename: an existing
  * FILE.bak that is a symbolic link (a repository can ship one) is replaced, never written through.
- * Then FILE is replaced, keeping its permissions. A read-only FILE is refused, not replaced.
+ * Then FILE is replaced, keeping its permissions. A read-only FILE, or a FILE that is a symbolic
+ * link, is refused, not replaced.
  */
 async function replaceKeepingBackup(document: HistoryDocument, messages: readonly unknown[], output: string, lock: WriterLock): Promise<void> {
   const file = document.file;
+  // A link is not replaced by a file, nor written through (a repository can ship one pointing anywhere).
+  if ((await lstat(file)).isSymbolicLink()) {
+    throw new UnstuckError('IO', `is a symbolic link (to ${await readlink(file)}): not replaced, nothing written; run fix --write on the file it points to`, { file });
+  }
   const mode = (await stat(file)).mode & 0o7777;
   if ((mode & 0o200) === 0) {
     throw new UnstuckError('IO', `read-only (mode ${mode.toString(8).padStart(4, '0')}): not replaced, nothing written; make it writable (chmod u+w) to let fix --write repair it`, { file });
