@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { Buffer } from 'node:buffer';
 import { UnstuckError } from '../core/errors.js';
 import { fromAnthropicMessages } from '../core/formats/anthropic-messages.js';
 import type { FormatName } from '../core/formats/format-types.js';
@@ -9,6 +7,7 @@ import { isMessage, type Message } from '../core/messages.js';
 import { createTranscriptStore, formatJournal, formatTranscript, parseJournal, type SessionProblem } from '../session/index.js';
 import type { Io } from './io.js';
 import { findJsonErrorOffset, lineAndColumn } from './json-error-offset.js';
+import { decodeInput, readInputBytes } from './read-input.js';
 
 /** The containers a history comes in. Written back in the same one. */
 export type DocumentFormat = 'json-array' | 'request-body' | 'jsonl' | 'markdown';
@@ -30,6 +29,10 @@ export interface HistoryDocument {
   problems: SessionProblem[];
   /** The original text, so an unchanged document is written back byte for byte. */
   text: string;
+  /** The input's bytes as read (what a backup keeps). */
+  bytes: Uint8Array;
+  /** The input began with a UTF-8 byte order mark (not part of `text`): written back with one. */
+  bom?: boolean;
   /** For a request body: the body, whose other fields are kept. */
   body?: Record<string, unknown>;
   /** Indentation the JSON used (0 = compact), so a repaired file diffs cleanly against the original. */
@@ -38,19 +41,20 @@ export interface HistoryDocument {
 
 /** Reads FILE (or stdin for '-'), detecting its container. Bad input throws one UnstuckError naming the file and position. */
 export async function readDocument(file: string, io: Io): Promise<HistoryDocument> {
-  let text: string;
-  try {
-    text = file === '-' ? await readStdin(io) : await readFile(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-    throw new UnstuckError('IO', `cannot read: ${why}`, { file, cause: error });
-  }
+  const bytes = await readInputBytes(file, io);
   if (/\.md$/i.test(file)) {
     // Through the store, so a long session's declared segment files are read too (and nothing else).
+    // Its markers carry the messages; the readable text is only printed back when nothing changed.
     const loaded = await createTranscriptStore(file).load();
-    return { file, format: 'markdown', wire: 'openai-chat', messages: loaded.messages, problems: loaded.problems, text, indent: 0 };
+    return { file, format: 'markdown', wire: 'openai-chat', messages: loaded.messages, problems: loaded.problems, text: bytes.toString('utf8'), bytes, indent: 0 };
   }
+  const { text, bom } = decodeInput(bytes, file);
+  const document = { ...readJsonDocument(file, text), bytes };
+  if (bom) document.bom = true;
+  return document;
+}
+
+function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'bytes'> {
   if (/\.jsonl$/i.test(file)) return fromJsonl(file, text);
   const trimmed = text.trimStart();
   if (trimmed === '') throw new UnstuckError('INPUT_INVALID', 'empty input: expected a JSON array of messages, a request body with "messages", or JSONL', { file, position: '1:1' });
@@ -121,12 +125,22 @@ const converters: Record<FormatName, (history: readonly unknown[]) => { messages
   'responses-input': fromResponsesInput,
 };
 
-function nativeDocument(base: Omit<HistoryDocument, 'wire' | 'messages' | 'problems'>, wire: FormatName, history: unknown[]): HistoryDocument {
+function nativeDocument(base: Omit<HistoryDocument, 'wire' | 'messages' | 'problems' | 'bytes'>, wire: FormatName, history: unknown[]): Omit<HistoryDocument, 'bytes'> {
   return { ...base, wire, native: history, messages: converters[wire](history).messages, problems: [] };
 }
 
 /** The document with its history replaced (in the document's own wire: native elements for another wire than chat), in its own container. */
 export function formatDocument(document: HistoryDocument, history: readonly unknown[]): string {
+  const text = formatContainer(document, history);
+  return document.bom === true ? `\uFEFF${text}` : text;
+}
+
+/** The document's original text, byte order mark included. */
+export function originalText(document: HistoryDocument): string {
+  return document.bom === true ? `\uFEFF${document.text}` : document.text;
+}
+
+function formatContainer(document: HistoryDocument, history: readonly unknown[]): string {
   switch (document.format) {
     case 'json-array':
       return `${JSON.stringify(history, null, document.indent || undefined)}\n`;
@@ -139,7 +153,7 @@ export function formatDocument(document: HistoryDocument, history: readonly unkn
   }
 }
 
-function fromJsonl(file: string, text: string): HistoryDocument {
+function fromJsonl(file: string, text: string): Omit<HistoryDocument, 'bytes'> {
   const loaded = parseJournal(text, { file });
   if (loaded.messages.length === 0 && loaded.problems.length > 0) {
     const first = loaded.problems[0] as SessionProblem;
@@ -179,10 +193,4 @@ function detectIndent(text: string): number {
   if (match === null) return 0;
   const indent = match[1] as string;
   return indent.includes('\t') ? 2 : indent.length;
-}
-
-async function readStdin(io: Io): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }

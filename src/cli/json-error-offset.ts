@@ -52,65 +52,60 @@ export function findJsonErrorOffset(text: string): number {
     if (match === null || match[0] === '' || match[0] === '-') fail();
     at += (match as RegExpExecArray)[0].length;
   };
-  const value = (): void => {
+  /**
+   * Values are walked with an explicit stack of open containers, not by recursion: a document
+   * nested 100,000 deep (which JSON.parse itself reads) must get a position, not a stack overflow.
+   */
+  const walk = (): void => {
+    const open: ('{' | '[')[] = [];
+    for (;;) {
+      // A value is expected here.
+      space();
+      const char = text[at];
+      if (char === '{' || char === '[') {
+        at += 1;
+        space();
+        if (text[at] === (char === '{' ? '}' : ']')) {
+          at += 1;
+        } else {
+          open.push(char);
+          if (char === '{') key();
+          continue;
+        }
+      } else if (char === '"') string();
+      else if (char === 't') literal('true');
+      else if (char === 'f') literal('false');
+      else if (char === 'n') literal('null');
+      else number();
+      // A value has ended: a comma goes on with the container, a closer ends it.
+      for (;;) {
+        const container = open[open.length - 1];
+        if (container === undefined) return;
+        space();
+        if (text[at] === ',') {
+          at += 1;
+          if (container === '{') key();
+          break;
+        }
+        if (text[at] === (container === '{' ? '}' : ']')) {
+          at += 1;
+          open.pop();
+          continue;
+        }
+        fail();
+      }
+    }
+  };
+  const key = (): void => {
     space();
-    const char = text[at];
-    if (char === '{') {
-      at += 1;
-      space();
-      if (text[at] === '}') {
-        at += 1;
-        return;
-      }
-      for (;;) {
-        space();
-        if (text[at] !== '"') fail();
-        string();
-        space();
-        if (text[at] !== ':') fail();
-        at += 1;
-        value();
-        space();
-        if (text[at] === ',') {
-          at += 1;
-          continue;
-        }
-        if (text[at] === '}') {
-          at += 1;
-          return;
-        }
-        fail();
-      }
-    }
-    if (char === '[') {
-      at += 1;
-      space();
-      if (text[at] === ']') {
-        at += 1;
-        return;
-      }
-      for (;;) {
-        value();
-        space();
-        if (text[at] === ',') {
-          at += 1;
-          continue;
-        }
-        if (text[at] === ']') {
-          at += 1;
-          return;
-        }
-        fail();
-      }
-    }
-    if (char === '"') return string();
-    if (char === 't') return literal('true');
-    if (char === 'f') return literal('false');
-    if (char === 'n') return literal('null');
-    number();
+    if (text[at] !== '"') fail();
+    string();
+    space();
+    if (text[at] !== ':') fail();
+    at += 1;
   };
   try {
-    value();
+    walk();
     space();
     if (at < text.length) fail();
   } catch (error) {
@@ -129,4 +124,21 @@ export function lineAndColumn(text: string, offset: number): string {
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
   return `${line}:${offset - before.lastIndexOf('\n')}`;
+}
+
+/** Offset of the bracket that opens level `depth + 1` of nesting, or -1 if the text never nests that deep. */
+export function findNestingOffset(text: string, depth: number): number {
+  let level = 0;
+  for (let at = 0; at < text.length; at += 1) {
+    const char = text.charCodeAt(at);
+    if (char === 0x22 /* " */) {
+      for (at += 1; at < text.length && text.charCodeAt(at) !== 0x22; at += 1) if (text.charCodeAt(at) === 0x5c /* \ */) at += 1;
+    } else if (char === 0x5b || char === 0x7b) {
+      level += 1;
+      if (level > depth) return at;
+    } else if (char === 0x5d || char === 0x7d) {
+      level -= 1;
+    }
+  }
+  return -1;
 }

@@ -1,33 +1,86 @@
 import { randomBytes } from 'node:crypto';
-import { open, readdir, rename, rm } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { isUnstuckError, UnstuckError } from '../core/errors.js';
+
+export interface WriteFileAtomicOptions {
+  /** fsync the directory after the rename (default true). */
+  syncDirectory?: boolean;
+  /**
+   * Permission bits of the new file, exactly (not reduced by the umask). Default: those of the
+   * file being replaced, so a private (0600) file stays private; 0644 less the umask for a new one.
+   */
+  mode?: number;
+}
 
 /**
  * Replaces `path` with `data` so that a crash at any moment leaves the old file or the new one:
  * write a temporary file beside it, fsync it, rename it over the target (atomic on POSIX), then
  * fsync the directory so the rename itself is durable. `data` may come in chunks, so a large
  * file never has to be in memory whole.
+ *
+ * A symbolic link at `path` is replaced by the new file, never written through: the temporary
+ * file is created exclusively (`O_EXCL`: an existing name, link or not, is never opened) and the
+ * rename replaces the directory entry, whatever it pointed to. A failure is an `UnstuckError`
+ * naming `path` (never the temporary file).
  */
-export async function writeFileAtomic(path: string, data: Uint8Array | Iterable<Uint8Array>, options: { syncDirectory?: boolean } = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: Uint8Array | Iterable<Uint8Array>, options: WriteFileAtomicOptions = {}): Promise<void> {
+  const mode = options.mode ?? (await existingMode(path));
   const temporary = temporaryPath(path);
-  const handle = await open(temporary, 'wx', 0o644);
+  let handle;
+  try {
+    // Private while it is written; given its mode once its content is whole.
+    handle = await open(temporary, 'wx', mode === undefined ? 0o644 : 0o600);
+  } catch (error) {
+    throw writeError(path, error);
+  }
   try {
     if (data instanceof Uint8Array) await handle.writeFile(data);
     else for (const chunk of data) await handle.writeFile(chunk);
+    if (mode !== undefined) await handle.chmod(mode);
     await handle.sync();
   } catch (error) {
     await handle.close();
     await rm(temporary, { force: true });
-    throw error;
+    throw writeError(path, error);
   }
   await handle.close();
   try {
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
-    throw error;
+    throw writeError(path, error);
   }
   if (options.syncDirectory !== false) await syncDirectory(dirname(path));
+}
+
+/** Permission bits of the file at `path` (a link's target), or undefined if there is none. */
+async function existingMode(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).mode & 0o7777;
+  } catch {
+    return undefined;
+  }
+}
+
+const WRITE_FAILURES: Record<string, string> = {
+  ENOENT: 'its directory does not exist',
+  ENOTDIR: 'a part of its directory path is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EROFS: 'the file system is read-only',
+  EISDIR: 'it is a directory',
+  EIO: 'input/output error',
+};
+
+/** A failed write as one line naming the real path: the temporary file's name means nothing to the reader. */
+function writeError(path: string, error: unknown): unknown {
+  if (isUnstuckError(error)) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = (code === undefined ? undefined : WRITE_FAILURES[code]) ?? (error as Error).message.replaceAll(/'[^']*\.tmp-\d+-[0-9a-f]{8}'/g, 'the temporary file');
+  return new UnstuckError('IO', `cannot write: ${why}${code === undefined ? '' : ` (${code})`}`, { file: path, cause: error });
 }
 
 /**

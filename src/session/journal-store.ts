@@ -26,7 +26,7 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
 
   async function ensureLock(): Promise<void> {
     if (lock === undefined) {
-      lock = await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs });
+      lock = options.lock ?? (await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }));
       tailChecked = false;
     }
   }
@@ -103,7 +103,7 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
     close: () => serial(async () => {
       const held = lock;
       lock = undefined;
-      await held?.release();
+      if (held !== options.lock) await held?.release();
     }),
   };
 }

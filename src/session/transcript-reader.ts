@@ -5,6 +5,7 @@ import type { Message } from '../core/messages.js';
 import { isMessage } from '../core/messages.js';
 import type { Fence } from './fence.js';
 import { stepFence } from './fence.js';
+import { findHandEdits } from './transcript-hand-edits.js';
 import type { SegmentRef } from './transcript-syntax.js';
 import { FORMAT_VERSION, MARKER_PREFIX, MARKER_SUFFIX } from './transcript-syntax.js';
 import type { LoadResult, SessionProblem } from './types.js';
@@ -18,7 +19,31 @@ export interface ParsedTranscript extends LoadResult {
   declared?: number;
   /** The sha256 the header declares over the markers' JSON. */
   digest?: string;
+  /** The sha256 the header declares over every byte after the header line (the readable text). */
+  readable?: string;
+  /** Number of this file's first message (the header's `first`, default 1). */
+  first?: number;
   segments: SegmentRef[];
+}
+
+/**
+ * The segment file names a transcript's head declares (`head`: the start of the file, at least up
+ * to its first message), for a store that must not remove them.
+ */
+export function declaredSegmentNames(head: string): string[] {
+  const names: string[] = [];
+  for (const line of head.split('\n')) {
+    if (line.startsWith('## ') || line.startsWith(MARKER_PREFIX)) break;
+    const segment = SEGMENT.exec(line);
+    if (segment === null) continue;
+    try {
+      const name = decodeURIComponent(segment[3]!);
+      if (!name.includes('/') && !name.includes('\\')) names.push(name);
+    } catch {
+      // not a name this store could have written
+    }
+  }
+  return names;
 }
 
 /** A problem when the header declared another number of messages than were read. */
@@ -35,7 +60,10 @@ export function countProblems(file: string, declared: number | undefined, found:
  * backtick must not take the messages after it down with it.
  */
 export function parseTranscriptText(text: string, file: string): ParsedTranscript {
-  return readOwnFile(text, file) ?? parseView(text, file, false);
+  // A byte order mark (an editor's) must not hide the header: its count and digests are the checks.
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const hashFrom = (offset: number) => createHash('sha256').update(body.slice(offset), 'utf8').digest('hex');
+  return readOwnFile(body, file, false, hashFrom, false) ?? parseView(body, file, false);
 }
 
 /**
@@ -44,10 +72,15 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
  * multi-byte character, so a latin1 view of the bytes has the same lines, markers and fences.
  * `verified`: the caller knows the bytes are exactly what the writer wrote (the whole file's
  * sha256 matches the one its main file declares), so the markers' own digest is not computed.
+ * `changed`: the caller knows they are not (that sha256 differs): if the markers are intact, the
+ * readable text is compared with what the writer renders, to report edits and read messages
+ * added by hand (segment files declare no readable digest of their own).
  */
-export function parseTranscriptBytes(bytes: Buffer, file: string, options: { verified?: boolean } = {}): ParsedTranscript {
-  const text = bytes.toString('latin1');
-  return readOwnFile(text, file, options.verified === true) ?? parseView(text, file, true);
+export function parseTranscriptBytes(bytes: Buffer, file: string, options: { verified?: boolean; changed?: boolean } = {}): ParsedTranscript {
+  const body = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+  const text = body.toString('latin1');
+  const hashFrom = (offset: number) => createHash('sha256').update(body.subarray(offset)).digest('hex');
+  return readOwnFile(text, file, options.verified === true, hashFrom, true, options.changed === true) ?? parseView(text, file, true);
 }
 
 const HEADER_START = '<!-- unstuck-session ';
@@ -72,7 +105,7 @@ const NO_DIGEST: Digest = { update: () => NO_DIGEST };
  * after its ` -->`) returns undefined and the full reader takes over, with fences, and lists what
  * it finds.
  */
-function readOwnFile(text: string, file: string, verified = false): ParsedTranscript | undefined {
+function readOwnFile(text: string, file: string, verified: boolean, hashFrom: (offset: number) => string, latin1: boolean, changed = false): ParsedTranscript | undefined {
   if (!text.startsWith(HEADER_START)) return undefined;
   const first = text.indexOf(MARKER_LINE);
   // The head: header, title, segment declarations; it ends where the first message's heading starts.
@@ -80,18 +113,22 @@ function readOwnFile(text: string, file: string, verified = false): ParsedTransc
   if (headEnd === -1 || (first !== -1 && first < headEnd)) headEnd = first === -1 ? text.length : first;
   const head = scanTranscript(text.slice(0, headEnd + 1), file, true, true, true).result;
   if (head.digest === undefined || head.problems.length > 0 || head.messages.length > 0) return undefined;
-  const markers: MarkerPayload[] = [];
+  const markers: (MarkerPayload & { end: number })[] = [];
   const suffix = MARKER_SUFFIX;
   let end = 0;
   for (let at = first; at !== -1; at = text.indexOf(MARKER_LINE, end)) {
     end = text.indexOf('\n', at + 1);
     if (end === -1) end = text.length;
     if (end - at - 1 < PREFIX_LENGTH + suffix.length || !text.startsWith(suffix, end - suffix.length)) return undefined;
-    markers.push({ offset: at + 1, payload: text.slice(at + 1 + PREFIX_LENGTH, end - suffix.length) });
+    markers.push({ offset: at + 1, end, payload: text.slice(at + 1 + PREFIX_LENGTH, end - suffix.length) });
   }
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];
-  if (verified) {
+  // The readable digest covers every byte after the header line, the markers too: when it
+  // matches, the file is what the writer wrote, and the markers' own digest is not needed.
+  const bodyStart = text.indexOf('\n') + 1;
+  const intact = verified || (head.readable !== undefined && bodyStart > 0 && hashFrom(bodyStart) === head.readable);
+  if (intact) {
     decodeMarkers(markers, file, { at: () => 0 }, messages, problems, NO_DIGEST);
     if (problems.length > 0) return undefined;
   } else {
@@ -101,6 +138,13 @@ function readOwnFile(text: string, file: string, verified = false): ParsedTransc
   }
   const result: ParsedTranscript = { messages, problems, segments: head.segments };
   if (head.declared !== undefined) result.declared = head.declared;
+  // The markers are intact but the text around them is not what the writer wrote (its digest
+  // says so, or the caller knows the file's bytes changed): what did a person do to it?
+  if (!intact && bodyStart > 0 && (head.readable !== undefined || changed)) {
+    const edits = findHandEdits({ view: text, latin1, file, start: bodyStart, markers, messages, first: head.first ?? 1, lineAt: createLineCounter(text).at });
+    result.messages = edits.messages;
+    result.problems = edits.problems;
+  }
   return result;
 }
 
@@ -122,6 +166,8 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
   const segments: SegmentRef[] = [];
   let declared: number | undefined;
   let declaredDigest: string | undefined;
+  let declaredReadable: string | undefined;
+  let declaredFirst: number | undefined;
   const digest = createHash('sha256');
   let fence: Fence | undefined;
   let fenceAt = 0;
@@ -184,6 +230,8 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
   const result: ParsedTranscript = { messages, problems, segments };
   if (declared !== undefined) result.declared = declared;
   if (declaredDigest !== undefined) result.digest = declaredDigest;
+  if (declaredReadable !== undefined) result.readable = declaredReadable;
+  if (declaredFirst !== undefined) result.first = declaredFirst;
   return { result, swallowed, damaged };
 
   /** Checks a marker line's shape; the payloads are decoded for all markers at once, below. */
@@ -210,6 +258,10 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
       if (count !== null) declared = Number(count[1]);
       const sum = /(?:^| )digest=sha256:([0-9a-f]{64})(?: |$)/.exec(header[2] ?? '');
       if (sum !== null) declaredDigest = sum[1];
+      const shown = /(?:^| )readable=sha256:([0-9a-f]{64})(?: |$)/.exec(header[2] ?? '');
+      if (shown !== null) declaredReadable = shown[1];
+      const firstNumber = /(?:^| )first=(\d+)(?: |$)/.exec(header[2] ?? '');
+      if (firstNumber !== null) declaredFirst = Number(firstNumber[1]);
       return true;
     }
     const segment = SEGMENT.exec(line);

@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { createHash, webcrypto } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
+import { constants } from 'node:fs';
 import { open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Message } from '../core/messages.js';
@@ -10,7 +11,7 @@ import { matchesSnapshot, takeSnapshot } from './json-snapshot.js';
 import { asSaveError } from './save-error.js';
 import { createSerial } from './serial.js';
 import type { ParsedTranscript } from './transcript-reader.js';
-import { countProblems, parseTranscriptBytes } from './transcript-reader.js';
+import { countProblems, declaredSegmentNames, parseTranscriptBytes } from './transcript-reader.js';
 import type { SegmentRef } from './transcript-syntax.js';
 import { formatTranscriptBytes } from './transcript-writer.js';
 import type { LoadResult, SessionProblem, SessionStore, TranscriptStoreOptions } from './types.js';
@@ -56,17 +57,19 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
   const onDisk = new Map<string, BigIntStats>();
 
   async function ensureLock(): Promise<void> {
-    if (lock === undefined) lock = await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs });
+    if (lock === undefined) lock = options.lock ?? (await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }));
   }
 
   async function save(messages: readonly Message[]): Promise<void> {
     await ensureLock();
+    // Segment files get the main file's permissions: a private session stays private whole.
+    const mode = await stat(path).then((info) => info.mode & 0o7777, () => undefined);
     const fullSegments = messages.length > segmentMessages ? Math.floor((messages.length - 1) / segmentMessages) : 0;
     const segments: Omit<SegmentRef, 'line'>[] = [];
     const writes = createWriteWindow(SEGMENT_WRITES);
     let wroteSegment = false;
     const write = (file: string, sha256: string, data: Buffer[] | (() => Buffer[])) => writes.add(async () => {
-      if (await ensureSegment(file, sha256, data)) wroteSegment = true;
+      if (await ensureSegment(file, sha256, data, mode)) wroteSegment = true;
     });
     try {
       for (let index = 0; index < fullSegments; index += 1) {
@@ -97,19 +100,24 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     blocks.length = fullSegments;
     if (wroteSegment) await syncDirectory(directory);
     const tail = messages.slice(fullSegments * segmentMessages);
-    await writeFileAtomic(path, formatTranscriptBytes(tail, { first: fullSegments * segmentMessages + 1, total: messages.length, segments }));
+    await writeFileAtomic(path, formatTranscriptBytes(tail, { first: fullSegments * segmentMessages + 1, total: messages.length, segments, readableDigest: true }));
     // The switch is done; whatever the new main file does not declare belongs to older saves.
     // Removing it is housekeeping: a failure here does not undo a save that has succeeded.
     const keep = new Set(segments.map((segment) => segment.file));
     for (const file of onDisk.keys()) if (!keep.has(file)) onDisk.delete(file);
     const names = await readdir(directory).catch(() => [] as string[]);
-    for (const name of names) {
-      if (segmentName.test(name) && !keep.has(name)) await rm(join(directory, name), { force: true }).catch(() => undefined);
+    const stale = names.filter((name) => segmentName.test(name) && !keep.has(name));
+    // `fix --write` keeps the session it replaced as FILE.bak: the segment files that one declares
+    // are its messages, so they stay until FILE.bak is gone or declares others.
+    if (stale.length > 0) for (const name of await segmentsOfBackup(`${path}.bak`)) keep.add(name);
+    for (const name of stale) {
+      if (!keep.has(name)) await rm(join(directory, name), { force: true }).catch(() => undefined);
     }
     await removeLeftoverTemporaries(path, names).catch(() => undefined);
   }
 
   function formatSegment(chunk: readonly Message[], first: number): Buffer[] {
+    // No readable digest: the main file declares the whole segment file's sha256 already.
     return formatTranscriptBytes(chunk, { first: first + 1, total: chunk.length, segments: [] });
   }
 
@@ -120,7 +128,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
    * gives another inode, writing into it moves its times, and its change time cannot be set back.
    * Any other file is read and hashed first, as one written by another process or an older save.
    */
-  async function ensureSegment(file: string, sha256: string, data: Buffer[] | (() => Buffer[])): Promise<boolean> {
+  async function ensureSegment(file: string, sha256: string, data: Buffer[] | (() => Buffer[]), mode: number | undefined): Promise<boolean> {
     const target = join(directory, file);
     const known = onDisk.get(file);
     if (known !== undefined) {
@@ -132,7 +140,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       onDisk.set(file, found.identity);
       return false;
     }
-    await writeFileAtomic(target, typeof data === 'function' ? data() : data, { syncDirectory: false });
+    await writeFileAtomic(target, typeof data === 'function' ? data() : data, mode === undefined ? { syncDirectory: false } : { syncDirectory: false, mode });
     onDisk.set(file, await stat(target, { bigint: true }));
     return true;
   }
@@ -148,7 +156,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { messages: [], problems: [] };
         return { messages: [], problems: [{ file: path, why: `cannot read the file: ${(error as Error).message}` }] };
       }
-      const parsed = parseTranscriptBytes(text, path);
+      const parsed = await parseMainFile(text, path);
       const result = await loadSegments(parsed, text, attempt < 3);
       if (result !== undefined) return result;
     }
@@ -185,7 +193,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       const sha256 = Buffer.from(await hashing).toString('hex');
       if (sha256 !== segment.sha256) {
         problems.push({ file, why: `digest does not match the one the main file declares (the file was changed or damaged); reading what is intact` });
-        part = parseTranscriptBytes(bytes, file);
+        part = parseTranscriptBytes(bytes, file, { changed: true });
       }
       problems.push(...part.problems);
       if (part.messages.length !== segment.messages) {
@@ -218,7 +226,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       lock = undefined;
       blocks.length = 0;
       onDisk.clear();
-      await held?.release();
+      if (held !== options.lock) await held?.release();
     }),
   };
 }
@@ -245,6 +253,46 @@ async function readIdentified(file: string, scratch?: Buffer): Promise<{ bytes: 
       filled += bytesRead;
     }
     return { bytes: buffer.subarray(0, filled), identity, buffer };
+  } finally {
+    await handle.close();
+  }
+}
+
+const READABLE = /(?:^| )readable=sha256:([0-9a-f]{64})(?: |$)/;
+
+/**
+ * The main file, parsed as segments are: its readable digest (which covers everything after the
+ * header line) is computed on the thread pool while this thread parses, trusting it to match; if
+ * it does not, or the file declares none, it is parsed again with every check.
+ */
+async function parseMainFile(bytes: Buffer, path: string): Promise<ParsedTranscript> {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  const headerEnd = bytes.indexOf(0x0a, start);
+  const declared = headerEnd === -1 ? undefined : READABLE.exec(bytes.toString('latin1', start, headerEnd).replace(/ -->\s*$/, ''))?.[1];
+  if (declared === undefined) return parseTranscriptBytes(bytes, path);
+  const hashing = webcrypto.subtle.digest('SHA-256', bytes.subarray(headerEnd + 1));
+  const parsed = parseTranscriptBytes(bytes, path, { verified: true });
+  return Buffer.from(await hashing).toString('hex') === declared ? parsed : parseTranscriptBytes(bytes, path);
+}
+
+/** Bytes of a backup's head read to find its segment declarations: room for thousands of them. */
+const BACKUP_HEAD_BYTES = 1024 * 1024;
+
+async function segmentsOfBackup(file: string): Promise<string[]> {
+  let handle;
+  try {
+    // O_NONBLOCK: whatever sits at FILE.bak (a FIFO a repository shipped) must not block a save.
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return [];
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return [];
+    const head = Buffer.allocUnsafe(BACKUP_HEAD_BYTES);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return declaredSegmentNames(head.subarray(0, bytesRead).toString('latin1'));
+  } catch {
+    return [];
   } finally {
     await handle.close();
   }

@@ -25,11 +25,18 @@ export interface FormatOptions {
   total: number;
   /** Segment files holding the messages before this file's own. */
   segments: readonly Omit<SegmentRef, 'line'>[];
+  /**
+   * Declare the digest of the readable text in the header, so a reader can tell hand edits (default
+   * false). The store's main file does; a segment file does without (its main file declares the
+   * whole file's sha256), and so does formatTranscript's text: hashing a 4 MB string means encoding
+   * it to UTF-8, which costs about as much as formatting it.
+   */
+  readableDigest?: boolean;
 }
 
 export function formatTranscriptText(messages: readonly Message[], options: FormatOptions): string {
   const { groups, digest } = encodeGroups(messages, options.first);
-  let text = headOf(options, digest);
+  let text = headBody(options);
   let index = 0;
   for (const { bytes, ends } of groups) {
     let start = 0;
@@ -40,7 +47,7 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
       index += 1;
     }
   }
-  return text;
+  return headerLine(options, digest, options.readableDigest === true ? createHash('sha256').update(text, 'utf8').digest('hex') : undefined) + text;
 }
 
 /** Bytes per buffer of formatTranscriptBytes: a few syscalls per segment, little slack. */
@@ -56,7 +63,8 @@ const MARKER_END = Buffer.from(`${MARKER_SUFFIX}\n\n`, 'latin1');
  */
 export function formatTranscriptBytes(messages: readonly Message[], options: FormatOptions): Buffer[] {
   const { groups, digest } = encodeGroups(messages, options.first);
-  const parts: Buffer[] = [Buffer.from(headOf(options, digest), 'utf8')];
+  // The header comes first but declares the digest of everything after it: filled in at the end.
+  const parts: Buffer[] = [Buffer.alloc(0), Buffer.from(headBody(options), 'utf8')];
   let part = Buffer.allocUnsafe(PART_BYTES);
   let position = 0;
   let index = 0;
@@ -80,13 +88,28 @@ export function formatTranscriptBytes(messages: readonly Message[], options: For
     }
   }
   if (position > 0) parts.push(part.subarray(0, position));
+  let readableDigest: string | undefined;
+  if (options.readableDigest === true) {
+    const hash = createHash('sha256');
+    for (let at = 1; at < parts.length; at += 1) hash.update(parts[at]!);
+    readableDigest = hash.digest('hex');
+  }
+  parts[0] = Buffer.from(headerLine(options, digest, readableDigest), 'latin1');
   return parts;
 }
 
-/** The header, the title, and the segment declarations: everything above the first message. */
-function headOf(options: FormatOptions, digest: string): string {
-  let text = `<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest} -->\n`;
-  text += '# Session transcript\n\n';
+/**
+ * The header line. `digest` covers the markers' JSON (what the messages are); `readable` covers
+ * every byte after the header line (what a person sees), so a reader can tell that the text was
+ * edited or a message added by hand while the markers stayed the same.
+ */
+function headerLine(options: FormatOptions, digest: string, readableDigest: string | undefined): string {
+  return `<!-- unstuck-session v${FORMAT_VERSION} messages=${options.total}${options.first > 1 ? ` first=${options.first}` : ''} digest=sha256:${digest}${readableDigest === undefined ? '' : ` readable=sha256:${readableDigest}`} -->\n`;
+}
+
+/** The title and the segment declarations: everything between the header line and the first message. */
+function headBody(options: FormatOptions): string {
+  let text = '# Session transcript\n\n';
   text += `_${options.total} message${options.total === 1 ? '' : 's'}. Each message ends with an \`nf-msg\` marker line that holds it exactly; the text above a marker is for reading and may be shortened._\n\n`;
   if (options.segments.length > 0) {
     let from = 1;
@@ -119,8 +142,8 @@ function encodeGroups(messages: readonly Message[], first: number): { groups: En
   return { groups, digest: hash.digest('hex') };
 }
 
-/** One message's heading and readable body (everything above its marker line). */
-function readable(message: Message, number: number): string {
+/** One message's heading and readable body (everything above its marker line), as the writer renders it. */
+export function readable(message: Message, number: number): string {
   // Concatenation builds a rope that is flattened once, when the file is written: cheaper than join.
   let out = `## ${number} · ${inline(String(message.role))}`;
   if (typeof message.name === 'string') out += ` · ${inline(message.name)}`;

@@ -1,4 +1,5 @@
 import type { Message } from '../core/messages.js';
+import type { WriterLock } from './writer-lock.js';
 
 /** Something a load could not read: where it is, and why. A damaged file is data, not an exception. */
 export interface SessionProblem {
@@ -32,6 +33,11 @@ export interface SessionStore {
 export interface FileStoreOptions {
   /** How long a second writer waits for the lock before failing with `SESSION_LOCKED`. Default 3000 ms. */
   lockTimeoutMs?: number;
+  /**
+   * The writer lock on this file, already held by the caller (who read the file under it and
+   * releases it): the store writes under it instead of taking its own, and `close` leaves it held.
+   */
+  lock?: WriterLock;
 }
 
 export interface TranscriptStoreOptions extends FileStoreOptions {

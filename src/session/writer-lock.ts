@@ -37,7 +37,12 @@ export async function acquireWriterLock(target: string, options: { timeoutMs?: n
       await writeFile(path, mine, { flag: 'wx', mode: 0o644 });
       return { path, release: () => releaseLock(path, mine) };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        // Named after the file the caller means to write, not the lock file it never heard of.
+        throw new UnstuckError('IO', `cannot write: its directory does not exist (${code})`, { file: target, cause: error });
+      }
+      if (code !== 'EEXIST') {
         throw new UnstuckError('IO', `cannot create the lock file: ${(error as Error).message}`, { file: path, cause: error });
       }
     }

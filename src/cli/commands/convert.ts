@@ -1,4 +1,6 @@
 import { Buffer } from 'node:buffer';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
 import type { Message } from '../../core/messages.js';
 import { writeFileAtomic } from '../../session/atomic-write.js';
@@ -7,6 +9,7 @@ import type { LoadResult } from '../../session/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { readDocument } from '../documents.js';
+import { readInputBytes } from '../read-input.js';
 import type { Io } from '../io.js';
 
 type Format = 'json' | 'jsonl' | 'md';
@@ -40,6 +43,9 @@ export const convertCommand: Command = {
     const from = chooseFormat(input, values['from'], undefined);
     const to = chooseFormat(output, values['to'], output === '-' ? 'json' : undefined);
     if (to === undefined) throw new UnstuckError('USAGE', `cannot tell the format of ${output} from its extension: use --to json|jsonl|md`);
+    if (input !== '-' && output !== '-' && (await sameFile(input, output))) {
+      throw new UnstuckError('USAGE', `IN and OUT are the same file (${output}): convert would replace its input with no copy left; write to another file (fix --write repairs a file in place, keeping FILE.bak)`);
+    }
     const loaded = await readInput(input, from, io);
     for (const problem of loaded.problems) {
       io.stderr.write(`unstuck convert: ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.why}\n`);
@@ -49,6 +55,13 @@ export const convertCommand: Command = {
     return loaded.problems.length > 0 ? EXIT.violations : EXIT.ok;
   },
 };
+
+/** Whether two paths name one file: the same path, or (for files that exist) the same device and inode. */
+async function sameFile(first: string, second: string): Promise<boolean> {
+  if (resolve(first) === resolve(second)) return true;
+  const [a, b] = await Promise.all([stat(first).catch(() => undefined), stat(second).catch(() => undefined)]);
+  return a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
+}
 
 function chooseFormat(file: string, flag: unknown, fallback: Format | undefined): Format | undefined {
   if (typeof flag === 'string') {
@@ -61,10 +74,14 @@ function chooseFormat(file: string, flag: unknown, fallback: Format | undefined)
 
 async function readInput(file: string, format: Format | undefined, io: Io): Promise<LoadResult> {
   if (file === '-' && (format === 'md' || format === 'jsonl')) {
-    const text = await readStdin(io);
+    const text = (await readInputBytes('-', io)).toString('utf8');
     return format === 'md' ? parseTranscript(text, { file: '<stdin>' }) : parseJournal(text, { file: '<stdin>' });
   }
-  if (file !== '-' && format === 'md') return createTranscriptStore(file).load();
+  if (file !== '-' && format === 'md') {
+    // Refused before the store reads it, as readDocument refuses: a FIFO, a device, too large.
+    await readInputBytes(file, io);
+    return createTranscriptStore(file).load();
+  }
   const document = await readDocument(file, io);
   return { messages: document.messages, problems: document.problems };
 }
@@ -84,10 +101,4 @@ async function writeOutput(file: string, format: Format, messages: readonly Mess
   } finally {
     await store.close();
   }
-}
-
-async function readStdin(io: Io): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }

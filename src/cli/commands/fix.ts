@@ -1,4 +1,4 @@
-import { copyFile } from 'node:fs/promises';
+import { access, lstat, readlink, stat } from 'node:fs/promises';
 import { Buffer } from 'node:buffer';
 import { check } from '../../core/check.js';
 import { UnstuckError } from '../../core/errors.js';
@@ -8,9 +8,12 @@ import type { FormatRepairOptions } from '../../core/formats/format-types.js';
 import type { Message } from '../../core/messages.js';
 import { repair, type RepairOptions } from '../../core/repair.js';
 import { createTranscriptStore, writeFileAtomic } from '../../session/index.js';
+import { acquireWriterLock } from '../../session/writer-lock.js';
+import type { WriterLock } from '../../session/writer-lock.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
-import { elementLabel, formatDocument, readDocument } from '../documents.js';
+import { elementLabel, formatDocument, originalText, readDocument, type HistoryDocument } from '../documents.js';
+import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
 
 export const fixCommand: Command = {
@@ -52,49 +55,109 @@ export const fixCommand: Command = {
     }
     if (values['strongest'] === true) options.level = 'strongest';
 
-    const document = await readDocument(file, io);
-    const native = document.wire === 'openai-chat' ? undefined : document.native;
-    let before: unknown[];
-    let result: Outcome;
-    if (native === undefined || document.wire === 'openai-chat') {
-      before = check(document.messages, options);
-      result = repair(document.messages, options);
-    } else {
-      // Another provider's wire: repaired by its own rules, and written back in it.
-      const formatOptions: FormatRepairOptions = {};
-      if (options.unanswered !== undefined) formatOptions.unanswered = options.unanswered;
-      if (options.orphans !== undefined) formatOptions.orphans = options.orphans;
-      if (options.thinking !== undefined) formatOptions.thinking = options.thinking;
-      before = checkFormat(document.wire, native, formatOptions);
-      result = repairFormat(document.wire, native, formatOptions);
+    // With --write, the file is read, backed up and replaced under its writer lock: a second
+    // `fix --write` waits, then reads the repaired file, and FILE.bak keeps the true original.
+    const lock = values['write'] === true ? await lockForWrite(file, io) : undefined;
+    try {
+      return await fixFile(file, options, values, io, lock);
+    } finally {
+      await lock?.release();
     }
-    const changed = result.changed || document.problems.length > 0;
-    // Unchanged: the original bytes, not a re-serialisation.
-    const output = changed ? formatDocument(document, result.messages) : document.text;
-
-    if (values['write'] === true && changed) {
-      await copyFile(file, `${file}.bak`);
-      if (document.format === 'markdown') {
-        const store = createTranscriptStore(file);
-        try {
-          await store.save(result.messages as Message[]);
-        } finally {
-          await store.close();
-        }
-      } else {
-        await writeFileAtomic(file, Buffer.from(output, 'utf8'));
-      }
-    }
-
-    if (values['json'] === true) {
-      io.stdout.write(`${JSON.stringify({ file, format: document.format, ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }), messages: result.messages, changes: result.changes, before, after: result.remaining, ...(document.problems.length > 0 ? { problems: document.problems } : {}) })}\n`);
-    } else if (values['write'] !== true) {
-      io.stdout.write(output);
-    }
-    writeReport(io, file, document.problems, result, values['write'] === true, changed, elementLabel(document.wire));
-    return result.remaining.length === 0 ? EXIT.ok : EXIT.violations;
   },
 };
+
+/** How long `fix --write` waits for another writer of the same file. */
+const LOCK_TIMEOUT_MS = 10_000;
+
+async function lockForWrite(file: string, io: Parameters<Command['run']>[1]): Promise<WriterLock> {
+  // A file that cannot be read is reported as that, not as a lock file that cannot be made.
+  if (!(await access(file).then(() => true, () => false))) await readDocument(file, io);
+  return acquireWriterLock(file, { timeoutMs: LOCK_TIMEOUT_MS });
+}
+
+async function fixFile(file: string, options: RepairOptions, values: Parameters<Command['run']>[0]['values'], io: Parameters<Command['run']>[1], lock: WriterLock | undefined): Promise<number> {
+  const document = await readDocument(file, io);
+  const native = document.wire === 'openai-chat' ? undefined : document.native;
+  let before: unknown[];
+  let result: Outcome;
+  if (native === undefined || document.wire === 'openai-chat') {
+    before = check(document.messages, options);
+    result = repair(document.messages, options);
+  } else {
+    // Another provider's wire: repaired by its own rules, and written back in it.
+    const formatOptions: FormatRepairOptions = {};
+    if (options.unanswered !== undefined) formatOptions.unanswered = options.unanswered;
+    if (options.orphans !== undefined) formatOptions.orphans = options.orphans;
+    if (options.thinking !== undefined) formatOptions.thinking = options.thinking;
+    before = checkFormat(document.wire, native, formatOptions);
+    result = repairFormat(document.wire, native, formatOptions);
+  }
+  const changed = result.changed || document.problems.length > 0;
+  // Unchanged: the original bytes, not a re-serialisation.
+  const output = changed ? formatRepaired(document, result.messages) : originalText(document);
+  // A JSONL line that could not be read is not in the output: a rewrite would delete it.
+  const unreadable = document.format === 'jsonl' ? document.problems.length : 0;
+
+  if (lock !== undefined && changed) {
+    if (unreadable > 0) {
+      const first = document.problems[0]!;
+      throw new UnstuckError('INPUT_INVALID', `${unreadable} line(s) cannot be read (${first.why}); nothing written, since writing would delete them: mend or remove them by hand, then run fix again`, { file, position: String(first.line ?? 1) });
+    }
+    await replaceKeepingBackup(document, result.messages, output, lock);
+  }
+
+  if (values['json'] === true) {
+    io.stdout.write(`${JSON.stringify({ file, format: document.format, ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }), messages: result.messages, changes: result.changes, before, after: result.remaining, ...(document.problems.length > 0 ? { problems: document.problems } : {}) })}\n`);
+  } else if (values['write'] !== true) {
+    io.stdout.write(output);
+  }
+  writeReport(io, file, document.problems, result, values['write'] === true, changed, elementLabel(document.wire), unreadable);
+  return result.remaining.length === 0 && unreadable === 0 ? EXIT.ok : EXIT.violations;
+}
+
+/** Nesting deeper than this is named when writing the repaired history back runs out of stack. */
+const REPORTED_DEPTH = 1000;
+
+function formatRepaired(document: HistoryDocument, messages: readonly unknown[]): string {
+  try {
+    return formatDocument(document, messages);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    // JSON.parse reads any depth; JSON.stringify recurses, and a value nested 100,000 deep overflows it.
+    const offset = findNestingOffset(document.text, REPORTED_DEPTH);
+    throw new UnstuckError('INPUT_INVALID', `nested too deeply to write back (${error.message}); nothing written`, offset === -1 ? { file: document.file } : { file: document.file, position: lineAndColumn(document.text, offset) });
+  }
+}
+
+/**
+ * FILE.bak gets the bytes this run read (not a second read of FILE, which another writer may have
+ * replaced), with FILE's permissions, and replaces whatever FILE.bak was by a rename: an existing
+ * FILE.bak that is a symbolic link (a repository can ship one) is replaced, never written through.
+ * Then FILE is replaced, keeping its permissions. A read-only FILE, or a FILE that is a symbolic
+ * link, is refused, not replaced.
+ */
+async function replaceKeepingBackup(document: HistoryDocument, messages: readonly unknown[], output: string, lock: WriterLock): Promise<void> {
+  const file = document.file;
+  // A link is not replaced by a file, nor written through (a repository can ship one pointing anywhere).
+  if ((await lstat(file)).isSymbolicLink()) {
+    throw new UnstuckError('IO', `is a symbolic link (to ${await readlink(file)}): not replaced, nothing written; run fix --write on the file it points to`, { file });
+  }
+  const mode = (await stat(file)).mode & 0o7777;
+  if ((mode & 0o200) === 0) {
+    throw new UnstuckError('IO', `read-only (mode ${mode.toString(8).padStart(4, '0')}): not replaced, nothing written; make it writable (chmod u+w) to let fix --write repair it`, { file });
+  }
+  await writeFileAtomic(`${file}.bak`, document.bytes, { mode });
+  if (document.format === 'markdown') {
+    const store = createTranscriptStore(file, { lock });
+    try {
+      await store.save(messages as Message[]);
+    } finally {
+      await store.close();
+    }
+  } else {
+    await writeFileAtomic(file, Buffer.from(output, 'utf8'), { mode });
+  }
+}
 
 function writeReport(
   io: Parameters<Command['run']>[1],
@@ -104,6 +167,7 @@ function writeReport(
   wrote: boolean,
   changed: boolean,
   label: string,
+  unreadable: number,
 ): void {
   const lines: string[] = [];
   for (const problem of problems) lines.push(`  damaged  ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.why}`);
@@ -111,7 +175,7 @@ function writeReport(
   for (const left of result.remaining) lines.push(`  REMAINING ${left.rule} ${label}[${left.index}]: ${left.message} (${left.why})`);
   const head = !changed
     ? `${file}: valid, nothing to repair`
-    : `${file}: ${result.changes.length} change${result.changes.length === 1 ? '' : 's'}${wrote ? `, written (original kept as ${file}.bak)` : ''}${result.remaining.length > 0 ? `, ${result.remaining.length} violation(s) remain` : ''}`;
+    : `${file}: ${result.changes.length} change${result.changes.length === 1 ? '' : 's'}${wrote ? `, written (original kept as ${file}.bak)` : ''}${unreadable > 0 ? `, ${unreadable} line(s) that cannot be read are left out of the output` : ''}${result.remaining.length > 0 ? `, ${result.remaining.length} violation(s) remain` : ''}`;
   io.stderr.write(`${[head, ...lines].join('\n')}\n`);
 }
 
