@@ -18,8 +18,8 @@ const TEMPORARY = /^\.(.+)\.unstuck-(\d+)-[0-9a-f]{8}\.tmp$/;
  * 0666 less umask. Refuses a target that is not a regular file (a directory, a FIFO, a device, a
  * symbolic link that appeared meanwhile) or that this process may not write, and never follows a link.
  *
- * Not the session's `writeFileAtomic`: that one writes unstuck's own files (fixed mode 0644, its own
- * cleanup under the writer lock); see docs/decisions/chat-tools-atomic-writes.md.
+ * Not the session's `writeFileAtomic`: that one writes unstuck's own files (no regular-file or
+ * workspace checks, its own cleanup under the writer lock); see docs/decisions/chat-tools-file-safety.md.
  */
 export async function replaceFileAtomically(path: string, data: Uint8Array, name: string): Promise<Stats> {
   const existing = await regularOrAbsent(path, name);
