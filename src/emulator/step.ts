@@ -3,7 +3,7 @@ import { UnstuckError } from '../core/index.js';
 /** A fault the emulator plays instead of (or, for a stall, before) a normal answer. */
 export type Fault =
   | { status: 429; retryAfter?: number }
-  | { status: 500 | 502 | 503 }
+  | { status: 500 | 502 | 503 | 529 }
   | { stall: number }
   | { disconnectAfterChunks: number };
 
@@ -74,12 +74,12 @@ function parseFault(value: unknown, where: string, file: string | undefined): Fa
   if (value['status'] === 429) {
     return value['retryAfter'] === undefined ? { status: 429 } : { status: 429, retryAfter: numberField(value['retryAfter'], `${where}.retryAfter`, file, 0) };
   }
-  if (value['status'] === 500 || value['status'] === 502 || value['status'] === 503) return { status: value['status'] };
+  if (value['status'] === 500 || value['status'] === 502 || value['status'] === 503 || value['status'] === 529) return { status: value['status'] };
   if (value['stall'] !== undefined) return { stall: numberField(value['stall'], `${where}.stall`, file, 0) };
   if (value['disconnectAfterChunks'] !== undefined) {
     return { disconnectAfterChunks: numberField(value['disconnectAfterChunks'], `${where}.disconnectAfterChunks`, file, 0) };
   }
-  throw invalid(`${where}: expected {status: 429|500|502|503}, {stall: ms} or {disconnectAfterChunks: n}`, file);
+  throw invalid(`${where}: expected {status: 429|500|502|503|529}, {stall: ms} or {disconnectAfterChunks: n}`, file);
 }
 
 function stringField(value: unknown, where: string, file: string | undefined): string {
