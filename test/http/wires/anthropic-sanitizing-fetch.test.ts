@@ -123,7 +123,7 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     const response = await sanitizing(events, recording)(`${url}/v1/messages?beta=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: valid });
     assert.equal(response.status, 200);
     assert.equal(sent[0]?.body, valid, 'the very same string');
-    assert.deepEqual(events, []);
+    assert.equal(events.length, 0, 'nothing repaired');
     const counted = await sanitizing(events, recording)(`${url}/v1/messages/count_tokens?beta=true`, {
       method: 'POST',
       body: JSON.stringify({ model: MODEL, messages: unanswered }),
