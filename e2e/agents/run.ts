@@ -25,6 +25,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { EmulatedRequest } from '../../src/emulator/index.js';
+import { listenOn } from '../../src/emulator/listen.js';
+import { createSanitizingFetch } from '../../src/http/index.js';
+import type { RepairEvent } from '../../src/http/index.js';
 import { poisonings } from './poison.js';
 import type { Poisoning } from './poison.js';
 
@@ -100,17 +103,20 @@ async function main(): Promise<number> {
       const original = await readFile(file, 'utf8');
       log(`   session file: ${original.split('\n').filter(Boolean).length} lines, ${original.length} bytes`);
 
+      // A rejected request does not use up its step: one answer is kept pending for the next resume.
+      let pending = 0;
       log('2. each poisoning, resumed with `claude --resume` straight at the strict emulator');
       const outcomes: { poisoning: Poisoning; code: number | null; rules: string[]; requests: number; seconds: number; text: string; sent: boolean }[] = [];
       for (const poisoning of poisonings) {
         const poisoned = poisoning.apply(original);
         await writeFile(file, poisoned.text);
         const before = seen.length;
-        emulator.push({ text: 'Resumed.' });
+        pending = answerPending(emulator, pending);
         const started = performance.now();
         const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], { cwd: work, env });
         const seconds = (performance.now() - started) / 1000;
         const requests = seen.slice(before);
+        pending -= requests.filter((request) => request.status === 200).length;
         const rules = requests.filter((request) => request.status === 400).map((request) => request.violations[0]?.rule ?? 'shape');
         const sent = requests.some((request) => poisoning.sent(request.body));
         outcomes.push({ poisoning, code: resumed.code, rules, requests: requests.length, seconds, text: poisoned.text, sent });
@@ -125,6 +131,29 @@ async function main(): Promise<number> {
         if (outcome.sent && !outcome.rules.includes(outcome.poisoning.rule)) log(`finding: ${outcome.poisoning.name} reached the wire and the core's Anthropic rules did not reject it (${outcome.poisoning.rule} is not detected by checkFormat('anthropic-messages'))`);
         else if (outcome.sent) expect(outcome.code !== 0, `${outcome.poisoning.name}: sent as is, the strict emulator answers ${outcome.poisoning.rule} and the resume fails`);
         else expect(outcome.code === 0, `${outcome.poisoning.name}: healed by Claude Code, the resume completes`);
+      }
+
+      log('3. the poisonings Claude Code sends as they are, resumed through createSanitizingFetch (a loopback relay in front of the emulator)');
+      const repairs: RepairEvent[] = [];
+      const relay = await listenOn(relayThrough(createSanitizingFetch({ onRepair: (event) => repairs.push(event) }), server.url), { port: 0, host: '127.0.0.1' });
+      try {
+        for (const outcome of outcomes.filter((entry) => entry.sent && entry.rules.includes(entry.poisoning.rule))) {
+          await writeFile(file, outcome.text);
+          const before = seen.length;
+          const repairedBefore = repairs.length;
+          pending = answerPending(emulator, pending);
+          const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], { cwd: work, env: agentEnv(home, relay.url) });
+          const requests = seen.slice(before);
+          pending -= requests.filter((request) => request.status === 200).length;
+          const rules = repairs.slice(repairedBefore).flatMap((event) => event.rules);
+          log(`   ${outcome.poisoning.name}: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; repaired: ${rules.join(', ') || 'nothing'}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`);
+          expect(resumed.code === 0 && resumed.result?.result === RESUMED, `${outcome.poisoning.name}: through the sanitizing fetch the resume completes`);
+          expect(requests.length > 0 && requests.every((request) => request.status === 200), `${outcome.poisoning.name}: the emulator saw only valid requests`);
+          expect(rules.includes(outcome.poisoning.rule), `${outcome.poisoning.name}: the fetch repaired ${outcome.poisoning.rule}`);
+          await writeFile(file, original);
+        }
+      } finally {
+        await relay.close();
       }
 
       if (saveFixtures) {
@@ -143,6 +172,34 @@ async function main(): Promise<number> {
     else await rm(root, { recursive: true, force: true });
   }
   return report(failures);
+}
+
+/**
+ * A loopback relay whose every request goes to the emulator through the sanitizing fetch: what an
+ * SDK with `fetch: createSanitizingFetch()` does, for a binary that only takes a base URL.
+ * Hop-by-hop and length headers are dropped both ways (RFC 9110 §7.6.1); bodies stream back as they come.
+ */
+function relayThrough(sanitizing: typeof fetch, upstream: string): (request: Request) => Promise<Response> {
+  const dropped = ['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'accept-encoding', 'content-encoding'];
+  return async (request) => {
+    const target = new URL(request.url);
+    const headers = new Headers(request.headers);
+    for (const name of dropped) headers.delete(name);
+    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.text();
+    const response = await sanitizing(new URL(target.pathname + target.search, upstream).href, { method: request.method, headers, ...(body === undefined ? {} : { body }) });
+    const back = new Headers(response.headers);
+    for (const name of dropped) back.delete(name);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers: back });
+  };
+}
+
+const RESUMED = 'Resumed.';
+
+/** Pushes the resume's answer unless one is still pending from a resume whose requests were all rejected. */
+function answerPending(emulator: ReturnType<typeof createEmulator>, pending: number): number {
+  if (pending > 0) return pending;
+  emulator.push({ text: RESUMED });
+  return 1;
 }
 
 /** Only what a `-p` run needs: the Read tool, JSON output, no prompts for permission. */
