@@ -149,6 +149,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       return record({ body, violations, status: 500 }, wire.error(500, 'server', `emulator: ${error.message}`));
     }
     const disconnectAfter = fault !== undefined && 'disconnectAfterChunks' in fault ? fault.disconnectAfterChunks : undefined;
+    if (fault !== undefined && 'overloadedAfterChunks' in fault) {
+      if (rendered.kind === 'json') return record({ body, violations, status: wire.overloadedStatus }, wire.fault({ status: wire.overloadedStatus }));
+      rendered = { kind: 'stream', frames: [...rendered.frames.slice(0, fault.overloadedAfterChunks), wire.streamError('overloaded', 'Overloaded')] };
+    }
     if (rendered.kind === 'json') {
       if (disconnectAfter !== undefined) return record({ body, violations, status: 200 }, brokenResponse(request.signal));
       return record({ body, violations, status: 200 }, json(200, rendered.body));

@@ -47,6 +47,10 @@ export interface EmulatorWire {
   countTokens(body: Record<string, unknown>, bodyText: string): Response;
   /** The answer to a scripted status fault (429, 5xx, 529). */
   fault(fault: Extract<Fault, { status: number }>): Response;
+  /** The status the wire's provider answers "overloaded" with (Anthropic 529, chat 503). */
+  overloadedStatus: 429 | 500 | 502 | 503 | 529;
+  /** The SSE frame a provider sends when it fails mid-stream (then the stream ends). */
+  streamError(kind: ErrorKind, message: string): string;
   /** The answer to a valid generating request; throws `UnstuckError` when the step cannot be said on this wire. */
   answer(answer: Answer, context: { body: Record<string, unknown>; step: Step; chunkSize: number }): WireAnswer;
   /** How generated tool-call ids look on this wire. */

@@ -95,6 +95,16 @@ describe('@anthropic-ai/sdk against the emulator', () => {
     assert.deepEqual(emulator.requests.slice(before).map((request) => request.status), [529, 429, 200]);
   });
 
+  test('an overloaded_error event mid-stream surfaces as the SDK\'s APIError', async () => {
+    emulator.push({ text: 'never whole', stream: { chunkSize: 2 }, fault: { overloadedAfterChunks: 4 } });
+    const stream = client().messages.stream({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    await assert.rejects(stream.finalMessage(), (error: unknown) => {
+      assert.ok(error instanceof Anthropic.APIError, String(error));
+      assert.match(error.message, /overloaded_error|Overloaded/);
+      return true;
+    });
+  });
+
   test('messages.countTokens', async () => {
     const counted = await client().messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'count me' }] });
     assert.ok(counted.input_tokens > 0);

@@ -206,6 +206,19 @@ describe('emulator, Anthropic wire: answers and streaming', () => {
     assert.ok(!events.some((data) => JSON.parse(data).type === 'message_stop'));
   });
 
+  test('overloaded mid-stream: Anthropic\'s error event after the given events, then the stream ends; non-streaming a 529', async () => {
+    const emulator = createEmulator({ script: [{ text: 'cut off by load', stream: { chunkSize: 2 }, fault: { overloadedAfterChunks: 3 } }, { fault: { overloadedAfterChunks: 0 } }] });
+    const response = await emulator.handle(post(request(hello, { stream: true })));
+    const raw = await response.clone().text();
+    assert.match(raw, /event: error\ndata: \{"type":"error","error":\{"type":"overloaded_error","message":"Overloaded"\}\}\n\n$/);
+    const { events, error } = await readSse(response);
+    assert.equal(error, undefined, 'the stream ends cleanly');
+    assert.deepEqual(events.map((data) => JSON.parse(data).type), ['message_start', 'content_block_start', 'ping', 'error']);
+    const plain = await emulator.handle(post(request(hello)));
+    assert.equal(plain.status, 529);
+    assert.equal(((await plain.json()) as any).error.type, 'overloaded_error');
+  });
+
   test('a stall holds the answer back; a script whose tool arguments are not a JSON object gets a 500 naming it', async () => {
     const emulator = createEmulator({ script: [{ fault: { stall: 40 }, text: 'late' }, { toolCalls: [{ name: 'Read', arguments: 'not json' }] }] });
     const started = performance.now();

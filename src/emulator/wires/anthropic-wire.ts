@@ -53,6 +53,9 @@ export function createAnthropicWire(): EmulatorWire {
       const kind: ErrorKind = fault.status === 429 ? 'rate-limit' : fault.status === 529 ? 'overloaded' : 'server';
       return error(fault.status, kind, FAULT_TEXT[fault.status] ?? 'Internal server error', { headers });
     },
+    overloadedStatus: 529,
+    // https://docs.claude.com/en/docs/build-with-claude/streaming#error-events
+    streamError: (kind, message) => namedFrame('error', { type: 'error', error: { type: TYPES[kind], message } }),
     answer(answer, { body, chunkSize }) {
       const thinking = thinkingOf(body);
       const blocks = toBlocks(answer, thinking);

@@ -68,6 +68,9 @@ export function createChatWire(options: { profile: ProfileName; thinking: boolea
       const kind: ErrorKind = fault.status === 429 ? 'rate-limit' : 'server';
       return error(fault.status, kind, FAULT_TEXT[fault.status] ?? 'The server is overloaded or not ready yet', { headers });
     },
+    overloadedStatus: 503,
+    // OpenAI-compatible servers put an `error` object in a data event when they fail mid-stream.
+    streamError: (kind, message) => dataFrame({ error: { message, type: TYPES[kind], param: null, code: null } }),
     answer(answer, { body, chunkSize }) {
       if (body['stream'] !== true) return { kind: 'json', body: toCompletion(answer) };
       const streamOptions = body['stream_options'] as { include_usage?: unknown } | undefined;
