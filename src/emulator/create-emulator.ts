@@ -99,6 +99,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       options.onRequest?.(recorded);
       return response;
     };
+    const refused = wire.checkHeaders(request.headers);
+    if (refused !== undefined) return record({ body: undefined, violations: [], status: refused.status }, refused);
     const read = await readBody(request, maxBodyBytes);
     if (read.kind === 'too-large') {
       return record({ body: undefined, violations: [], status: 413 }, wire.error(413, 'too-large', `Request body too large: the limit is ${maxBodyBytes} bytes`));

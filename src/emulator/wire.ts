@@ -9,7 +9,7 @@ export type WireName = 'chat' | 'anthropic';
 export type WireRoute = 'generate' | 'count-tokens';
 
 /** The failures every wire can answer, each worded and typed in that wire's own error body. */
-export type ErrorKind = 'invalid-request' | 'not-found' | 'too-large' | 'rate-limit' | 'server' | 'overloaded' | 'client-closed';
+export type ErrorKind = 'invalid-request' | 'authentication' | 'not-found' | 'too-large' | 'rate-limit' | 'server' | 'overloaded' | 'client-closed';
 
 /** A violation as the wire's provider reports it (the core's `Violation` and `FormatViolation` both fit). */
 export interface WireViolation {
@@ -37,6 +37,8 @@ export interface EmulatorWire {
   route(path: string): WireRoute | undefined;
   /** An error in the wire's own body shape and type names. */
   error(status: number, kind: ErrorKind, message: string, options?: { param?: string | null; headers?: Record<string, string> }): Response;
+  /** The provider's answer to a request whose headers it refuses before reading the body (a missing key or version), else undefined. */
+  checkHeaders(headers: Headers): Response | undefined;
   /** A body that is not JSON, worded as this provider words it. */
   notJson(reason: string): Response;
   /** Checks a parsed body: its shape for the route, then its history with the core at request scope. */

@@ -8,8 +8,10 @@ const URL_BASE = 'http://emulator.test';
 const catalogue = JSON.parse(readFileSync(new URL('../fixtures/shared/rules.json', import.meta.url), 'utf8')) as { provider: string; id: string; match: string }[];
 const matchOf = (id: string): RegExp => new RegExp(catalogue.find((entry) => entry.provider === 'anthropic' && entry.id === id)?.match ?? 'no such entry');
 
-function post(body: unknown, path = '/v1/messages?beta=true'): Request {
-  return new Request(`${URL_BASE}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' };
+
+function post(body: unknown, path = '/v1/messages?beta=true', headers: Record<string, string> = HEADERS): Request {
+  return new Request(`${URL_BASE}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 }
 
 const request = (messages: unknown[], extra: Record<string, unknown> = {}) => ({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages, ...extra });
@@ -134,6 +136,19 @@ describe('emulator, Anthropic wire: requests checked by the core', () => {
     assert.ok(answer.content[0].signature.length > 0);
     const next = [...hello, { role: 'assistant', content: answer.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: answer.content[1].id, content: 'a' }] }];
     assert.equal((await emulator.handle(post(request(next, thinking)))).status, 200, 'sending its answer back is valid');
+  });
+
+  test('no key: 401 authentication_error; no anthropic-version: 400; an OAuth bearer token counts as a key', async () => {
+    const emulator = createEmulator({ script: [{ text: 'kept' }] });
+    const noKey = await emulator.handle(post(request(hello), '/v1/messages', { 'anthropic-version': '2023-06-01' }));
+    assert.equal(noKey.status, 401);
+    assert.deepEqual(await noKey.json(), { type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } });
+    const noVersion = await emulator.handle(post(request(hello), '/v1/messages', { 'x-api-key': 'sk-ant-test' }));
+    assert.equal(noVersion.status, 400);
+    assert.equal(((await noVersion.json()) as any).error.message, 'anthropic-version: header is required');
+    const bearer = await emulator.handle(post(request(hello), '/v1/messages', { authorization: 'Bearer oauth-token', 'anthropic-version': '2023-06-01' }));
+    assert.equal(((await bearer.json()) as any).content[0].text, 'kept', 'the refused requests used up no step');
+    assert.deepEqual(emulator.requests.map((entry) => entry.status), [401, 400, 200]);
   });
 
   test('unknown paths get Anthropic-shaped 404s only when the chat wire is not served', async () => {

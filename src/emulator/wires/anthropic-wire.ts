@@ -9,6 +9,7 @@ const COUNT_PATHS = new Set(['/v1/messages/count_tokens', '/messages/count_token
 /** Anthropic's error types by status (https://docs.claude.com/en/api/errors). */
 const TYPES: Record<ErrorKind, string> = {
   'invalid-request': 'invalid_request_error',
+  authentication: 'authentication_error',
   'not-found': 'not_found_error',
   'too-large': 'request_too_large',
   'rate-limit': 'rate_limit_error',
@@ -39,6 +40,17 @@ export function createAnthropicWire(): EmulatorWire {
     idStyle: 'toolu',
     route: (path) => (MESSAGES_PATHS.has(path) ? 'generate' : COUNT_PATHS.has(path) ? 'count-tokens' : undefined),
     error,
+    /**
+     * The API refuses a request without a key (401 "x-api-key header is required", karthink/gptel#354;
+     * an OAuth bearer token in `authorization` counts) or without `anthropic-version` (400
+     * "anthropic-version: header is required", PipedreamHQ/pipedream#9697), before the body: so a
+     * proxy in front of the emulator is seen to forward both.
+     */
+    checkHeaders(headers) {
+      if (!headers.has('x-api-key') && !/^Bearer \S/i.test(headers.get('authorization') ?? '')) return error(401, 'authentication', 'x-api-key header is required');
+      if (!headers.has('anthropic-version')) return error(400, 'invalid-request', 'anthropic-version: header is required');
+      return undefined;
+    },
     // No catalogued text for a body that is not JSON: worded after the API's validation messages.
     notJson: (reason) => error(400, 'invalid-request', `There was an issue with the format of your request: the body is not valid JSON (${reason})`),
     check: (body, route) => checkRequest(body, route),

@@ -8,6 +8,7 @@ const PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
 
 const TYPES: Record<ErrorKind, string> = {
   'invalid-request': 'invalid_request_error',
+  authentication: 'invalid_request_error',
   'not-found': 'invalid_request_error',
   'too-large': 'invalid_request_error',
   'rate-limit': 'rate_limit_error',
@@ -34,6 +35,8 @@ export function createChatWire(options: { profile: ProfileName; thinking: boolea
     idStyle: profile === 'mistral' ? 'mistral' : 'call',
     route: (path) => (PATHS.has(path) ? 'generate' : undefined),
     error,
+    // The chat wire has always taken any request, keyed or not (tests and local servers send none).
+    checkHeaders: () => undefined,
     /**
      * DeepSeek runs on axum, whose JSON extractor answers a syntax error with "Failed to parse the
      * request body as JSON: ..." (inferred from the axum-style deserialize error in rules.json

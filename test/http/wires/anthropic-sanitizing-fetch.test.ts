@@ -25,6 +25,7 @@ before(async () => {
 after(async () => close());
 
 const MODEL = 'claude-sonnet-4-5';
+const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' };
 const call = { type: 'tool_use' as const, id: 'toolu_01A', name: 'Read', input: { file_path: '/a.txt' } };
 const result = { type: 'tool_result' as const, tool_use_id: 'toolu_01A', content: 'hello' };
 /** The shape Claude Code 2.1.332 resumes as it is (e2e:agents): text before the tool_result. */
@@ -120,12 +121,13 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     };
     const valid = JSON.stringify({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
     const events: RepairEvent[] = [];
-    const response = await sanitizing(events, recording)(`${url}/v1/messages?beta=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: valid });
+    const response = await sanitizing(events, recording)(`${url}/v1/messages?beta=true`, { method: 'POST', headers: HEADERS, body: valid });
     assert.equal(response.status, 200);
     assert.equal(sent[0]?.body, valid, 'the very same string');
     assert.equal(events.length, 0, 'nothing repaired');
     const counted = await sanitizing(events, recording)(`${url}/v1/messages/count_tokens?beta=true`, {
       method: 'POST',
+      headers: HEADERS,
       body: JSON.stringify({ model: MODEL, messages: unanswered }),
     });
     assert.equal(counted.status, 200);
@@ -140,7 +142,7 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
       return emulator.fetch(input, init);
     };
     const notJson = '{"messages": [';
-    const response = await sanitizing([], recording)(`${url}/v1/messages`, { method: 'POST', body: notJson });
+    const response = await sanitizing([], recording)(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body: notJson });
     assert.equal(response.status, 400);
     assert.deepEqual(sent, [notJson]);
     assert.equal(((await response.json()) as any).type, 'error');
@@ -153,7 +155,7 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
       return emulator.fetch(input, init);
     };
     const body = JSON.stringify({ model: MODEL, max_tokens: 64, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'read' }, { role: 'assistant', content: [call] }, { role: 'user', content: [result] }] });
-    const response = await sanitizing([], recording)(`${url}/v1/messages`, { method: 'POST', body });
+    const response = await sanitizing([], recording)(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
     assert.equal(response.status, 400);
     assert.match(((await response.json()) as any).error.message, /Expected `thinking` or `redacted_thinking`/);
     assert.equal(sent.length, 1);
