@@ -47,6 +47,10 @@ async function main(): Promise<number> {
     log(`installing @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} (e2e/agents/package-lock.json)`);
     execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: here, stdio: 'inherit' });
   }
+  if (process.env[INSIDE] === undefined && process.env['UNSTUCK_E2E_NO_NETNS'] === '1') {
+    log('note: UNSTUCK_E2E_NO_NETNS=1: not using a network namespace');
+    process.env[INSIDE] = 'host';
+  }
   if (process.env[INSIDE] === undefined) {
     const probe = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' });
     if (probe.status === 0) {
@@ -156,8 +160,26 @@ async function main(): Promise<number> {
         await relay.close();
       }
 
+      log('4. parallel tool calls: two Reads in one answer, then text (a second session)');
+      await writeFile(join(work, 'other.txt'), 'The other word is harbour.\n');
+      const parallelId = '7f3c2a10-5b1e-4c8d-9a2f-0e6d4b8c1a02';
+      const parallelBefore = seen.length;
+      emulator.push(
+        { text: 'Reading both files.', toolCalls: ['notes.txt', 'other.txt'].map((name) => ({ name: 'Read', arguments: JSON.stringify({ file_path: join(work, name) }) })) },
+        { text: 'lighthouse and harbour.' },
+      );
+      const parallel = await agent(['-p', 'What do notes.txt and other.txt say?', '--session-id', parallelId, ...AGENT_FLAGS], { cwd: work, env });
+      log(`   exit ${parallel.code}; result: ${JSON.stringify(parallel.result?.result ?? parallel.stderr.slice(0, 300))}`);
+      const both = seen.slice(parallelBefore).find((request) => request.status === 200 && hasToolResult(request.body, 'lighthouse') && hasToolResult(request.body, 'harbour'));
+      expect(parallel.code === 0 && parallel.result?.result === 'lighthouse and harbour.', 'the parallel turn completes with the scripted text');
+      expect(both !== undefined, 'both results went back in one request');
+      if (both !== undefined) log(`   the results' request: ${shapeOf(both.body)}`);
+      const parallelFile = await findSession(home, parallelId);
+      expect(parallelFile !== undefined, `Claude Code wrote ${parallelId}.jsonl`);
+
       if (saveFixtures) {
         await mkdir(fixtures, { recursive: true });
+        if (parallelFile !== undefined) await writeFile(join(fixtures, `parallel-read.claude-code-${CLAUDE_CODE_VERSION}.jsonl`), await readFile(parallelFile, 'utf8'));
         const name = `read-tool-loop.claude-code-${CLAUDE_CODE_VERSION}`;
         await writeFile(join(fixtures, `${name}.jsonl`), original);
         const reachedTheWire = outcomes.filter((outcome) => outcome.sent);
