@@ -148,6 +148,21 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     assert.equal(((await response.json()) as any).type, 'error');
   });
 
+  test('the key never reaches a repair event, the emulator\'s record or an error body', async () => {
+    const key = 'sk-ant-api03-never-logged-0123456789';
+    const events: RepairEvent[] = [];
+    const keyed = new Anthropic({ apiKey: key, baseURL: url, maxRetries: 0, fetch: sanitizing(events) });
+    emulator.push({ text: 'fine' });
+    await keyed.messages.create({ model: MODEL, max_tokens: 64, messages: [...unanswered] });
+    // Thinking on and the signed thinking block of the current loop missing: the repair must not invent one, the 400 comes back.
+    const thinking = { type: 'enabled' as const, budget_tokens: 1024 };
+    const failed = await keyed.messages.create({ model: MODEL, max_tokens: 64, thinking, messages: [{ role: 'user', content: 'read' }, { role: 'assistant', content: [call] }, { role: 'user', content: [result] }] }).catch((error: unknown) => error);
+    assert.ok(failed instanceof Anthropic.BadRequestError, String(failed));
+    const seen = JSON.stringify([events, emulator.requests.slice(-2), failed.error, failed.message]);
+    assert.equal(events.length, 1);
+    assert.ok(!seen.includes(key) && !seen.includes('never-logged'));
+  });
+
   test('a 400 the repair cannot change is not retried: it goes back as it came (thinking on, the signed block missing)', async () => {
     const sent: unknown[] = [];
     const recording: typeof fetch = async (input, init) => {
