@@ -81,6 +81,27 @@ export const poisonings: readonly Poisoning[] = [
     apply: (jsonl) => edit(jsonl, isResultEvent, (event) => withContent(event, [...event.message.content, { type: 'tool_use', id: 'toolu_e2e_wrong_role', name: 'Read', input: { file_path: '/dev/null' } }])),
   },
   {
+    name: 'result-for-another-id',
+    rule: 'tool-result-id-mismatch',
+    what: "the tool_result's tool_use_id names a call that is not there",
+    sent: (body) => some(body, 'user', (blocks) => blocks.some((block) => block?.type === 'tool_result' && block.tool_use_id === 'toolu_e2e_elsewhere')),
+    apply: (jsonl) => edit(jsonl, isResultEvent, (event) => withContent(event, event.message.content.map((block: any) => (block?.type === 'tool_result' ? { ...block, tool_use_id: 'toolu_e2e_elsewhere' } : block)))),
+  },
+  {
+    name: 'tool-use-twice-in-one-message',
+    rule: 'tool-call-id-duplicate',
+    what: "the tool_use event's content holds the same tool_use twice (one id, two blocks)",
+    sent: (body) => some(body, 'assistant', (blocks) => { const ids = blocks.filter((block) => block?.type === 'tool_use').map((block) => block.id); return new Set(ids).size < ids.length; }),
+    apply: (jsonl) => edit(jsonl, isCallEvent, (event) => withContent(event, [...event.message.content, ...event.message.content.filter((block: any) => block?.type === 'tool_use')])),
+  },
+  {
+    name: 'tool-input-as-string',
+    rule: 'tool-call-arguments-invalid-json',
+    what: "the tool_use's input is a JSON string, not an object (a client that stored the arguments text)",
+    sent: (body) => some(body, 'assistant', (blocks) => blocks.some((block) => block?.type === 'tool_use' && typeof block.input === 'string')),
+    apply: (jsonl) => edit(jsonl, isCallEvent, (event) => withContent(event, event.message.content.map((block: any) => (block?.type === 'tool_use' ? { ...block, input: JSON.stringify(block.input) } : block)))),
+  },
+  {
     name: 'whitespace-text-in-recorded-request',
     rule: 'text-block-empty',
     what: 'a whitespace-only text block added to a user message Claude Code recorded as sent (an api-request-blob line, which resume replays)',
