@@ -46,6 +46,24 @@ export const poisonings: readonly Poisoning[] = [
       }),
   },
   {
+    name: 'whitespace-text-event-after-tool-use',
+    rule: 'text-block-empty',
+    what: 'a whitespace-only text block streamed after the tool_use: an assistant event of its own with the same message.id, child of the call, the result re-linked onto it',
+    sent: (body) => some(body, 'assistant', (blocks) => blocks.some(isBlank) && blocks.some((block) => block?.type === 'tool_use')),
+    apply: (jsonl, newUuid = randomUUID) => {
+      const lines = jsonl.split('\n');
+      const callIndex = lines.findIndex((line) => isCallEvent(parse(line)));
+      const resultIndex = lines.findIndex((line, index) => index > callIndex && isResultEvent(parse(line)));
+      if (callIndex < 0 || resultIndex < 0) throw new Error('the session file has no call followed by its result');
+      const call = parse(lines[callIndex] as string) as Event;
+      const result = parse(lines[resultIndex] as string) as Event;
+      const uuid = newUuid();
+      lines[resultIndex] = JSON.stringify({ ...result, parentUuid: uuid });
+      lines.splice(callIndex + 1, 0, JSON.stringify({ ...withContent(call, [{ type: 'text', text: ' \n' }]), uuid, parentUuid: call['uuid'] }));
+      return { text: lines.join('\n'), lines: [callIndex + 2, resultIndex + 2] };
+    },
+  },
+  {
     name: 'whitespace-text-beside-tool-use',
     rule: 'text-block-empty',
     what: "the tool_use event's content is [tool_use, text of only whitespace]",
