@@ -11,7 +11,10 @@ export interface Answer {
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 
-export function toAnswer(step: Step, context: { sequence: number; model: string; promptChars: number; created: number; idStyle: 'call' | 'mistral' }): Answer {
+/** How generated tool-call ids look: DeepSeek/OpenAI `call_..`, Mistral nine alphanumerics, Anthropic `toolu_..`. */
+export type IdStyle = 'call' | 'mistral' | 'toolu';
+
+export function toAnswer(step: Step, context: { sequence: number; model: string; promptChars: number; created: number; idStyle: IdStyle }): Answer {
   const text = step.text ?? (step.toolCalls === undefined || step.toolCalls.length === 0 ? 'ok' : '');
   const toolCalls = (step.toolCalls ?? []).map((call, index) => ({
     id: call.id ?? toolCallId(context.sequence, index, context.idStyle),
@@ -33,9 +36,10 @@ export function toAnswer(step: Step, context: { sequence: number; model: string;
   };
 }
 
-/** Deterministic ids in the provider's style: DeepSeek/OpenAI `call_..`, Mistral exactly 9 alphanumerics. */
-function toolCallId(sequence: number, index: number, style: 'call' | 'mistral'): string {
+/** Deterministic ids in the provider's style: DeepSeek/OpenAI `call_..`, Mistral exactly 9 alphanumerics, Anthropic `toolu_..` (`^[a-zA-Z0-9_-]+$`). */
+function toolCallId(sequence: number, index: number, style: IdStyle): string {
   if (style === 'mistral') return `${sequence.toString(36)}x${index.toString(36)}`.padStart(9, '0').slice(-9);
+  if (style === 'toolu') return `toolu_emu${sequence}_${String(index).padStart(2, '0')}`;
   return `call_${String(index).padStart(2, '0')}_emu${sequence}`;
 }
 

@@ -1,24 +1,31 @@
-import type { Message } from '../core/index.js';
 import type { ProfileName, Violation } from '../core/index.js';
-import { check, getProfile } from '../core/index.js';
-import { toAnswer, toChunks, toCompletion } from './completion.js';
+import { isUnstuckError } from '../core/index.js';
+import { toAnswer } from './completion.js';
 import { listenOn } from './listen.js';
 import type { Step } from './step.js';
+import type { EmulatorWire, WireName, WireRoute } from './wire.js';
+import { createAnthropicWire } from './wires/anthropic-wire.js';
+import { createChatWire } from './wires/chat-wire.js';
+import { json } from './wires/frames.js';
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface EmulatorOptions {
-  /** Whose rules and error bodies the emulator plays. Default `deepseek`. */
+  /** Whose rules and error bodies the chat wire plays. Default `deepseek`. */
   profile?: ProfileName;
-  /** Thinking mode when the request does not say (`thinking: {type}` in the body wins). */
+  /** Chat wire: thinking mode when the request does not say (`thinking: {type}` in the body wins). */
   thinking?: boolean;
+  /** The wires served, each on its own paths. Default: all of them. */
+  wires?: readonly WireName[];
   script?: Step[];
   /** Request bodies above this many bytes get a 413. Default 64 MiB. */
   maxBodyBytes?: number;
-  /** Called after each chat request is answered (the CLI logs status and rule, never contents). */
+  /** Called after each request on a wire is answered (the CLI logs status and rule, never contents). */
   onRequest?: (request: EmulatedRequest) => void;
 }
 
 export interface EmulatedRequest {
+  /** The wire the path belongs to. */
+  wire: WireName;
   path: string;
   /** The parsed JSON body; `undefined` when the body was not JSON or too large. */
   body: any;
@@ -37,82 +44,95 @@ export interface Emulator {
   push(...steps: Step[]): void;
 }
 
-const CHAT_PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
+export const wireNames: readonly WireName[] = ['chat', 'anthropic'];
+
 const MODEL_PATHS = new Set(['/v1/models', '/models']);
 const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
 const DEFAULT_CHUNK_SIZE = 16;
 
 /**
- * A strict OpenAI-compatible provider on loopback: every chat request is checked with the core
- * under the profile's rules (`scope: 'request'`) and an invalid one gets that provider's own 400;
- * a valid one is answered from the script. See docs/decisions/agent-emulator.md.
+ * A strict provider on loopback, for every wire in its table (OpenAI chat under a profile,
+ * Anthropic Messages): each request is checked with the core at request scope and an invalid one
+ * gets that provider's own 400; a valid one is answered from the script, whichever wire it came
+ * on. See docs/decisions/agent-emulator.md and docs/decisions/emulator-wire-table.md.
  */
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const profile: ProfileName = options.profile ?? 'deepseek';
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const script: Step[] = [...(options.script ?? [])];
   const requests: EmulatedRequest[] = [];
+  const served = new Set(options.wires ?? wireNames);
+  const table: Record<WireName, EmulatorWire> = {
+    chat: createChatWire({ profile, thinking: options.thinking }),
+    anthropic: createAnthropicWire(),
+  };
+  const wires = wireNames.filter((name) => served.has(name)).map((name) => table[name]);
+  const chat = table.chat;
   let sequence = 0;
+
+  function find(path: string): { wire: EmulatorWire; route: WireRoute } | undefined {
+    for (const wire of wires) {
+      const route = wire.route(path);
+      if (route !== undefined) return { wire, route };
+    }
+    return undefined;
+  }
 
   async function handle(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
-    if (MODEL_PATHS.has(path)) {
-      if (request.method !== 'GET') return errorResponse(405, `Method ${request.method} not allowed on ${path}`, 'invalid_request_error');
+    if (MODEL_PATHS.has(path) && served.has('chat')) {
+      if (request.method !== 'GET') return chat.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`);
       const model = profile === 'deepseek' ? 'deepseek-chat' : 'emulated-model';
       return json(200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'unstuck-emulator' }] });
     }
-    if (!CHAT_PATHS.has(path)) return errorResponse(404, `Unknown path ${path}: the emulator serves POST /v1/chat/completions and GET /v1/models`, 'invalid_request_error');
-    if (request.method !== 'POST') return errorResponse(405, `Method ${request.method} not allowed on ${path}`, 'invalid_request_error');
+    const found = find(path);
+    if (found === undefined) {
+      const known = wires.flatMap((wire) => (wire.name === 'chat' ? ['POST /v1/chat/completions', 'GET /v1/models'] : ['POST /v1/messages', 'POST /v1/messages/count_tokens']));
+      return (wires[0] ?? chat).error(404, 'not-found', `Unknown path ${path}: the emulator serves ${known.join(', ')}`);
+    }
+    const { wire, route } = found;
+    if (request.method !== 'POST') return wire.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`);
 
-    const record = (entry: Omit<EmulatedRequest, 'path'>, response: Response): Response => {
-      const recorded = { path, ...entry };
+    const record = (entry: Omit<EmulatedRequest, 'path' | 'wire'>, response: Response): Response => {
+      const recorded = { wire: wire.name, path, ...entry };
       requests.push(recorded);
       options.onRequest?.(recorded);
       return response;
     };
+    const refused = wire.checkHeaders(request.headers);
+    if (refused !== undefined) return record({ body: undefined, violations: [], status: refused.status }, refused);
     const read = await readBody(request, maxBodyBytes);
     if (read.kind === 'too-large') {
-      return record({ body: undefined, violations: [], status: 413 }, errorResponse(413, `Request body too large: the limit is ${maxBodyBytes} bytes`, 'invalid_request_error'));
+      return record({ body: undefined, violations: [], status: 413 }, wire.error(413, 'too-large', `Request body too large: the limit is ${maxBodyBytes} bytes`));
     }
-    if (read.kind === 'failed') return record({ body: undefined, violations: [], status: 400 }, errorResponse(400, `Could not read the request body: ${read.reason}`, 'invalid_request_error'));
+    if (read.kind === 'failed') return record({ body: undefined, violations: [], status: 400 }, wire.error(400, 'invalid-request', `Could not read the request body: ${read.reason}`));
     let body: any;
     try {
       body = JSON.parse(read.text);
     } catch (error) {
-      return record({ body: undefined, violations: [], status: 400 }, notJson(profile, (error as Error).message));
+      return record({ body: undefined, violations: [], status: 400 }, wire.notJson((error as Error).message));
     }
-    if (body === null || typeof body !== 'object' || Array.isArray(body) || !Array.isArray(body.messages)) {
-      const got = body === null || typeof body !== 'object' || Array.isArray(body) ? 'a body that is not a JSON object' : "no 'messages' array";
-      return record({ body, violations: [], status: 400 }, errorResponse(400, `Invalid request: expected a JSON object with a 'messages' array, got ${got}`, 'invalid_request_error', 'messages'));
+    const checked = wire.check(body, route);
+    if (checked.kind === 'shape') {
+      return record({ body, violations: [], status: 400 }, wire.error(400, 'invalid-request', checked.message, { param: checked.param ?? null }));
     }
-
-    const thinkingType: unknown = body.thinking?.type;
-    const thinking = thinkingType === 'enabled' ? true : thinkingType === 'disabled' ? false : options.thinking;
-    const checkOptions: { profile: ProfileName; scope: 'request'; model?: string; thinking?: boolean } = { profile, scope: 'request' };
-    if (typeof body.model === 'string') checkOptions.model = body.model;
-    if (thinking !== undefined) checkOptions.thinking = thinking;
-    const violations = check(body.messages as Message[], checkOptions);
+    const violations = checked.violations;
     const first = violations[0];
     if (first !== undefined) {
-      const answer = getProfile(profile).errorResponse(first);
-      return record({ body, violations, status: answer.status }, json(answer.status, answer.body));
+      const answer = wire.violation(first);
+      return record({ body, violations, status: answer.status }, answer);
     }
+    if (route === 'count-tokens') return record({ body, violations, status: 200 }, wire.countTokens(body, read.text));
 
     const step = script.shift() ?? {};
     sequence += 1;
     const fault = step.fault;
-    if (fault !== undefined && 'status' in fault) {
-      const headers: Record<string, string> = {};
-      if (fault.status === 429 && fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
-      const text = fault.status === 429 ? 'Rate limit reached: too many requests, slow down' : fault.status === 500 ? 'The server had an error while processing your request' : 'The server is overloaded or not ready yet';
-      const type = fault.status === 429 ? 'rate_limit_error' : 'server_error';
-      return record({ body, violations, status: fault.status }, errorResponse(fault.status, text, type, null, headers));
-    }
+    if (fault !== undefined && 'status' in fault) return record({ body, violations, status: fault.status }, wire.fault(fault));
     if (fault !== undefined && 'stall' in fault) {
       try {
         await delay(fault.stall, undefined, { signal: request.signal });
       } catch {
-        return record({ body, violations, status: 499 }, errorResponse(499, 'Client closed the request', 'invalid_request_error'));
+        return record({ body, violations, status: 499 }, wire.error(499, 'client-closed', 'Client closed the request'));
       }
     }
 
@@ -121,16 +141,25 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       model: typeof body.model === 'string' ? body.model : 'emulated-model',
       promptChars: read.text.length,
       created: Math.floor(Date.now() / 1000),
-      idStyle: profile === 'mistral' ? 'mistral' : 'call',
+      idStyle: wire.idStyle,
     });
-    const disconnectAfter = fault !== undefined && 'disconnectAfterChunks' in fault ? fault.disconnectAfterChunks : undefined;
-    if (body.stream !== true) {
-      if (disconnectAfter !== undefined) return record({ body, violations, status: 200 }, brokenResponse(request.signal));
-      return record({ body, violations, status: 200 }, json(200, toCompletion(answer)));
+    let rendered: ReturnType<EmulatorWire['answer']>;
+    try {
+      rendered = wire.answer(answer, { body, step, chunkSize: step.stream?.chunkSize ?? DEFAULT_CHUNK_SIZE });
+    } catch (error) {
+      if (!isUnstuckError(error)) throw error;
+      return record({ body, violations, status: 500 }, wire.error(500, 'server', `emulator: ${error.message}`));
     }
-    const usage = profile === 'deepseek' ? 'on-finish' : body.stream_options?.include_usage === true ? 'separate' : 'none';
-    const chunks = toChunks(answer, { chunkSize: step.stream?.chunkSize ?? DEFAULT_CHUNK_SIZE, usage });
-    const stream = sseStream(chunks, { delayMs: step.stream?.delayMs ?? 0, disconnectAfter, signal: request.signal });
+    const disconnectAfter = fault !== undefined && 'disconnectAfterChunks' in fault ? fault.disconnectAfterChunks : undefined;
+    if (fault !== undefined && 'overloadedAfterChunks' in fault) {
+      if (rendered.kind === 'json') return record({ body, violations, status: wire.overloadedStatus }, wire.fault({ status: wire.overloadedStatus }));
+      rendered = { kind: 'stream', frames: [...rendered.frames.slice(0, fault.overloadedAfterChunks), wire.streamError('overloaded', 'Overloaded')] };
+    }
+    if (rendered.kind === 'json') {
+      if (disconnectAfter !== undefined) return record({ body, violations, status: 200 }, brokenResponse(request.signal));
+      return record({ body, violations, status: 200 }, json(200, rendered.body));
+    }
+    const stream = sseStream(rendered.frames, { delayMs: step.stream?.delayMs ?? 0, disconnectAfter, signal: request.signal });
     return record(
       { body, violations, status: 200 },
       new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } }),
@@ -201,34 +230,12 @@ async function readBody(request: Request, limit: number): Promise<ReadResult> {
   }
 }
 
-/**
- * A body that is not JSON. DeepSeek runs on axum, whose JSON extractor answers a syntax error with
- * "Failed to parse the request body as JSON: ..." (inferred from the axum-style deserialize error
- * in rules.json deepseek/role-unknown); OpenAI answers with its own "could not parse" text.
- */
-function notJson(profile: ProfileName, reason: string): Response {
-  if (profile === 'deepseek') return errorResponse(400, `Failed to parse the request body as JSON: ${reason}`, 'invalid_request_error');
-  return errorResponse(
-    400,
-    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP client correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
-    'invalid_request_error',
-  );
-}
-
-function errorResponse(status: number, message: string, type: string, param: string | null = null, headers: Record<string, string> = {}): Response {
-  return json(status, { error: { message, type, param, code: null } }, headers);
-}
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
-}
-
 /** A 200 whose body breaks before its first byte: a dropped connection on a non-streaming request. */
 function brokenResponse(signal: AbortSignal): Response {
   return new Response(sseStream([], { delayMs: 0, disconnectAfter: 0, signal }), { status: 200, headers: { 'content-type': 'application/json' } });
 }
 
-function sseStream(chunks: readonly unknown[], options: { delayMs: number; disconnectAfter: number | undefined; signal: AbortSignal }): ReadableStream<Uint8Array> {
+function sseStream(frames: readonly string[], options: { delayMs: number; disconnectAfter: number | undefined; signal: AbortSignal }): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let sent = 0;
   let closed = false;
@@ -259,13 +266,12 @@ function sseStream(chunks: readonly unknown[], options: { delayMs: number; disco
         }
         if (closed) return;
       }
-      const next = chunks[sent];
+      const next = frames[sent];
       sent += 1;
       if (next !== undefined) {
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(next)}\n\n`));
-        return;
+        controller.enqueue(encoder.encode(next));
+        if (sent < frames.length) return;
       }
-      controller.enqueue(encoder.encode('data: [DONE]\n\n'));
       closed = true;
       controller.close();
     },

@@ -3,9 +3,10 @@ import { UnstuckError } from '../core/index.js';
 /** A fault the emulator plays instead of (or, for a stall, before) a normal answer. */
 export type Fault =
   | { status: 429; retryAfter?: number }
-  | { status: 500 | 502 | 503 }
+  | { status: 500 | 502 | 503 | 529 }
   | { stall: number }
-  | { disconnectAfterChunks: number };
+  | { disconnectAfterChunks: number }
+  | { overloadedAfterChunks: number };
 
 /** One scripted answer. Each valid request takes the next step; an empty script answers "ok". */
 export interface Step {
@@ -18,6 +19,9 @@ export interface Step {
    * `stall`: nothing is sent for that many ms, then the step is answered as usual (a client with
    * a shorter timeout gives up and its retry takes the next step). `disconnectAfterChunks`: the
    * connection drops after that many SSE events (non-streaming: before any body byte).
+   * `overloadedAfterChunks`: after that many events the stream carries the provider's own
+   * mid-stream error (Anthropic: `event: error` with `overloaded_error`) and ends cleanly;
+   * non-streaming, the overloaded status (Anthropic 529, chat 503).
    */
   fault?: Fault;
 }
@@ -74,12 +78,15 @@ function parseFault(value: unknown, where: string, file: string | undefined): Fa
   if (value['status'] === 429) {
     return value['retryAfter'] === undefined ? { status: 429 } : { status: 429, retryAfter: numberField(value['retryAfter'], `${where}.retryAfter`, file, 0) };
   }
-  if (value['status'] === 500 || value['status'] === 502 || value['status'] === 503) return { status: value['status'] };
+  if (value['status'] === 500 || value['status'] === 502 || value['status'] === 503 || value['status'] === 529) return { status: value['status'] };
   if (value['stall'] !== undefined) return { stall: numberField(value['stall'], `${where}.stall`, file, 0) };
   if (value['disconnectAfterChunks'] !== undefined) {
     return { disconnectAfterChunks: numberField(value['disconnectAfterChunks'], `${where}.disconnectAfterChunks`, file, 0) };
   }
-  throw invalid(`${where}: expected {status: 429|500|502|503}, {stall: ms} or {disconnectAfterChunks: n}`, file);
+  if (value['overloadedAfterChunks'] !== undefined) {
+    return { overloadedAfterChunks: numberField(value['overloadedAfterChunks'], `${where}.overloadedAfterChunks`, file, 0) };
+  }
+  throw invalid(`${where}: expected {status: 429|500|502|503|529}, {stall: ms}, {disconnectAfterChunks: n} or {overloadedAfterChunks: n}`, file);
 }
 
 function stringField(value: unknown, where: string, file: string | undefined): string {

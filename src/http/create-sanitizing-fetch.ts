@@ -1,14 +1,18 @@
-import type { Change, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import type { FormatChange, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
 import { healChatBody } from './heal-chat-body.js';
 import { isChatCompletionsPath } from './is-chat-completions-path.js';
 import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
+import { sanitizeByWire } from './wires/sanitize-by-wire.js';
 
 /** What one repair of an outgoing request did; `attempt: 'heal'` is the one retry after a provider 400. */
 export interface RepairEvent {
   url: string;
   attempt: 'request' | 'heal';
-  changes: Change[];
+  /** The wire, for a native one (src/http/wires/); absent for chat completions. */
+  wire?: 'anthropic';
+  /** The core's changes; a native wire's include its own kinds (FormatChangeKind). */
+  changes: FormatChange[];
   rules: RuleId[];
   remaining: Remaining[];
   /** For a heal: the rule the provider's 400 was classified as. */
@@ -42,6 +46,8 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
   };
 
   return async function sanitizingFetch(input, init) {
+    const native = await sanitizeByWire(input, init, { send, policy: options.policy, report });
+    if (native !== undefined) return native;
     const outgoing = await readChatRequest(input, init);
     if (outgoing === undefined) return send(input, init);
 

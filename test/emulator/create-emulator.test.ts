@@ -184,6 +184,16 @@ describe('createEmulator: faults', () => {
     assert.ok(!events.includes('[DONE]'));
   });
 
+  test('overloaded mid-stream: an error data event after the given chunks, then the stream ends; non-streaming a 503', async () => {
+    const emulator = createEmulator({ script: [{ text: 'abcdefgh', stream: { chunkSize: 2 }, fault: { overloadedAfterChunks: 2 } }, { fault: { overloadedAfterChunks: 0 } }] });
+    const { events, error } = await readSse(await emulator.handle(post({ messages: valid, stream: true })));
+    assert.equal(error, undefined);
+    assert.equal(events.length, 3);
+    assert.equal(JSON.parse(events[2] ?? '{}').error.type, 'server_error');
+    assert.ok(!events.includes('[DONE]'));
+    assert.equal((await emulator.handle(post({ messages: valid }))).status, 503);
+  });
+
   test('a disconnect on a non-streaming request breaks the body before any byte', async () => {
     const emulator = createEmulator({ script: [{ fault: { disconnectAfterChunks: 0 } }] });
     const response = await emulator.handle(post({ messages: valid }));

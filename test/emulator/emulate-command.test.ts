@@ -51,6 +51,33 @@ test('unstuck emulate serves a script on loopback until its signal stops it', as
   }
 });
 
+test('unstuck emulate serves the Anthropic wire beside chat, and logs rule and message index, never contents', async () => {
+  const directory = await mkdtemp(join(tmpdir(), 'unstuck-emulate-'));
+  try {
+    await writeFile(join(directory, 'script.json'), JSON.stringify([{ toolCalls: [{ name: 'Read', arguments: '{"file_path":"/a"}' }] }]));
+    const controller = new AbortController();
+    const io = captureIo(directory, controller.signal);
+    const exit = run(['emulate', '--script', 'script.json'], io);
+    await waitFor(() => /http:\/\/127\.0\.0\.1:\d+/.test(io.out()));
+    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(io.out())?.[0];
+    assert.ok(url !== undefined);
+    assert.match(io.out(), /POST \/v1\/messages/);
+    const headers = { 'content-type': 'application/json', 'x-api-key': 'sk-ant-secret-key', 'anthropic-version': '2023-06-01' };
+    const answer = (await (await fetch(`${url}/v1/messages?beta=true`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }) })).json()) as any;
+    assert.equal(answer.content[0].type, 'tool_use');
+    const poisoned = [{ role: 'user', content: 'read' }, { role: 'assistant', content: [{ type: 'text', text: ' ' }, { type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'private words' }] }];
+    const rejected = await fetch(`${url}/v1/messages`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: poisoned }) });
+    assert.equal(rejected.status, 400);
+    assert.equal(((await rejected.json()) as any).error.type, 'invalid_request_error');
+    controller.abort();
+    assert.equal(await exit, 0);
+    assert.match(io.err(), /^\/v1\/messages 200\n\/v1\/messages 400 text-block-empty messages\.1\n$/);
+    assert.doesNotMatch(io.err(), /private words|sk-ant-secret-key/);
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+});
+
 test('unstuck emulate: bad input is one line on stderr and exit 2', async () => {
   const directory = await mkdtemp(join(tmpdir(), 'unstuck-emulate-'));
   try {

@@ -18,7 +18,7 @@ export const emulateCommand: Command = {
     thinking: { type: 'boolean' },
   },
   optionHelp: {
-    profile: `Provider to play: ${profileNames.join(', ')} (default deepseek)`,
+    profile: `Provider the chat wire plays: ${profileNames.join(', ')} (default deepseek); /v1/messages always plays Anthropic`,
     port: 'Port to listen on (default 0: any free port; the URL is printed)',
     host: 'Address to bind (default 127.0.0.1)',
     script: 'JSON file of steps to answer with (default: every request gets "ok")',
@@ -45,8 +45,8 @@ export const emulateCommand: Command = {
       script,
       ...(values['thinking'] === true ? { thinking: true } : {}),
       onRequest: (request) => {
-        const rule = request.violations[0]?.rule;
-        io.stderr.write(`${request.path} ${request.status}${rule === undefined ? '' : ` ${rule}`}\n`);
+        const first = request.violations[0];
+        io.stderr.write(`${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}`}\n`);
       },
     });
     let server: Awaited<ReturnType<typeof emulator.listen>>;
@@ -55,7 +55,7 @@ export const emulateCommand: Command = {
     } catch (error) {
       throw new UnstuckError('IO', `cannot listen on ${host}:${port}: ${(error as Error).message}`, { cause: error });
     }
-    io.stdout.write(`unstuck emulate: ${profile} emulator listening on ${server.url} (POST /v1/chat/completions)\n`);
+    io.stdout.write(`unstuck emulate: ${profile} emulator listening on ${server.url} (POST /v1/chat/completions; Anthropic: POST /v1/messages, /v1/messages/count_tokens)\n`);
     await new Promise<void>((done) => {
       if (io.signal === undefined) return;
       if (io.signal.aborted) done();

@@ -1,0 +1,60 @@
+import type { RuleId } from '../core/index.js';
+import type { Answer, IdStyle } from './completion.js';
+import type { Fault, Step } from './step.js';
+
+/** The wires the emulator speaks, each on its own paths. */
+export type WireName = 'chat' | 'anthropic';
+
+/** What a request on a wire asks for: a model answer (uses up a script step) or a token count (does not). */
+export type WireRoute = 'generate' | 'count-tokens';
+
+/** The failures every wire can answer, each worded and typed in that wire's own error body. */
+export type ErrorKind = 'invalid-request' | 'authentication' | 'not-found' | 'too-large' | 'rate-limit' | 'server' | 'overloaded' | 'client-closed';
+
+/** A violation as the wire's provider reports it (the core's `Violation` and `FormatViolation` both fit). */
+export interface WireViolation {
+  rule: RuleId;
+  index: number;
+  toolCallId?: string;
+  message: string;
+}
+
+/** What a wire makes of a parsed body: the shape is wrong (one line, the provider's wording), or these are its violations. */
+export type WireCheck = { kind: 'shape'; message: string; param?: string } | { kind: 'checked'; violations: WireViolation[] };
+
+/** What a valid, generating request is answered with: one JSON body, or SSE frames (already formatted, `event:`/`data:` lines and the blank line). */
+export type WireAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; frames: string[] };
+
+/**
+ * One wire of the emulator: its paths, its error body, how a request is checked with the core and
+ * how an answer is written. `createEmulator` runs the same pipeline for every wire (read, parse,
+ * check, script step, fault, answer); a new wire (Responses, Gemini) is one more entry in the
+ * table in create-emulator.ts, not another branch.
+ */
+export interface EmulatorWire {
+  name: WireName;
+  /** The route a path is on this wire, or undefined when the path is not this wire's. */
+  route(path: string): WireRoute | undefined;
+  /** An error in the wire's own body shape and type names. */
+  error(status: number, kind: ErrorKind, message: string, options?: { param?: string | null; headers?: Record<string, string> }): Response;
+  /** The provider's answer to a request whose headers it refuses before reading the body (a missing key or version), else undefined. */
+  checkHeaders(headers: Headers): Response | undefined;
+  /** A body that is not JSON, worded as this provider words it. */
+  notJson(reason: string): Response;
+  /** Checks a parsed body: its shape for the route, then its history with the core at request scope. */
+  check(body: unknown, route: WireRoute): WireCheck;
+  /** The provider's own answer to the first violation. */
+  violation(violation: WireViolation): Response;
+  /** The answer to a valid count-tokens request. */
+  countTokens(body: Record<string, unknown>, bodyText: string): Response;
+  /** The answer to a scripted status fault (429, 5xx, 529). */
+  fault(fault: Extract<Fault, { status: number }>): Response;
+  /** The status the wire's provider answers "overloaded" with (Anthropic 529, chat 503). */
+  overloadedStatus: 429 | 500 | 502 | 503 | 529;
+  /** The SSE frame a provider sends when it fails mid-stream (then the stream ends). */
+  streamError(kind: ErrorKind, message: string): string;
+  /** The answer to a valid generating request; throws `UnstuckError` when the step cannot be said on this wire. */
+  answer(answer: Answer, context: { body: Record<string, unknown>; step: Step; chunkSize: number }): WireAnswer;
+  /** How generated tool-call ids look on this wire. */
+  idStyle: IdStyle;
+}
