@@ -6,3 +6,6 @@ export { createMemoryStore } from './memory-store.js';
 export { formatTranscript, parseTranscript } from './transcript-codec.js';
 export { formatJournal, parseJournal } from './journal-codec.js';
 export { writeFileAtomic } from './atomic-write.js';
+export type { DatabaseStoreOptions } from './database-store.js';
+export type { SqliteStoreOptions } from './sqlite-store.js';
+export { createSqliteStore } from './sqlite-store.js';
