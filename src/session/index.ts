@@ -9,3 +9,5 @@ export { writeFileAtomic } from './atomic-write.js';
 export type { DatabaseStoreOptions } from './database-store.js';
 export type { SqliteStoreOptions } from './sqlite-store.js';
 export { createSqliteStore } from './sqlite-store.js';
+export type { PostgresConnection, PostgresStoreOptions } from './postgres-store.js';
+export { createPostgresStore } from './postgres-store.js';
