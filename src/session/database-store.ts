@@ -230,5 +230,5 @@ function describeHolder(holder: string): string {
 
 function asStoreError(label: string, error: unknown): UnstuckError {
   if (isUnstuckError(error)) return error;
-  return new UnstuckError('IO', `${label}: ${(error as Error).message}`, { file: label, cause: error });
+  return new UnstuckError('IO', (error as Error).message, { file: label, cause: error });
 }

@@ -191,16 +191,15 @@ async function writeIn(client: PoolClient, session: string, request: WriteReques
   return { kind: 'written', version: version + 1, count };
 }
 
-/** pg's failures as one line a person can act on; the password never appears. */
+/** pg's failures as one line a person can act on (`file` says where, without the password). */
 function asConnectionError(error: unknown, label: string): UnstuckError {
   if (isUnstuckError(error)) return error;
   const code = (error as { code?: string }).code;
   const message = (error as Error).message;
-  const where = label.replace(/#[^#]*$/, '');
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ETIMEDOUT' || /timeout exceeded when trying to connect/i.test(message)) {
-    return new UnstuckError('IO', `cannot reach PostgreSQL at ${where}: ${code ?? message}`, { file: label, cause: error });
+    return new UnstuckError('IO', `cannot reach the PostgreSQL server: ${code ?? message}`, { file: label, cause: error });
   }
-  if (code === '28P01' || code === '28000') return new UnstuckError('CONFIG', `PostgreSQL at ${where} refused the login: ${message}`, { file: label, cause: error });
-  if (code === '3D000') return new UnstuckError('CONFIG', `PostgreSQL at ${where}: ${message}`, { file: label, cause: error });
-  return new UnstuckError('IO', `PostgreSQL at ${where}: ${message}${code === undefined ? '' : ` (${code})`}`, { file: label, cause: error });
+  if (code === '28P01' || code === '28000') return new UnstuckError('CONFIG', `the PostgreSQL server refused the login: ${message}`, { file: label, cause: error });
+  if (code === '3D000') return new UnstuckError('CONFIG', `${message}`, { file: label, cause: error });
+  return new UnstuckError('IO', `PostgreSQL: ${message}${code === undefined ? '' : ` (${code})`}`, { file: label, cause: error });
 }

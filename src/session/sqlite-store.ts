@@ -28,7 +28,7 @@ async function openSqlite(path: string, session: string, label: string, busyTime
   try {
     database = new Database(path, { fileMustExist: false, timeout: busyTimeoutMs });
   } catch (error) {
-    throw new UnstuckError('IO', `cannot open the SQLite database ${path}: ${(error as Error).message}`, { file: label, cause: error });
+    throw new UnstuckError('IO', `cannot open the SQLite database: ${(error as Error).message}`, { file: label, cause: error });
   }
   try {
     database.pragma('journal_mode = WAL');
@@ -37,7 +37,7 @@ async function openSqlite(path: string, session: string, label: string, busyTime
   } catch (error) {
     database.close();
     if (error instanceof UnstuckError) throw error;
-    throw new UnstuckError('IO', `cannot use the SQLite database ${path}: ${(error as Error).message}`, { file: label, cause: error });
+    throw new UnstuckError('IO', `cannot use the SQLite database: ${(error as Error).message}`, { file: label, cause: error });
   }
   return createSqliteDriver(database, session);
 }

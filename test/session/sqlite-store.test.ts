@@ -65,7 +65,7 @@ describe('SQLite store: bad files', () => {
     const path = join(directory.path, 'notes.db');
     await writeFile(path, 'these are my notes, not a database\n'.repeat(200));
     const store = createSqliteStore(path, { session: 'x' });
-    await assert.rejects(store.load(), (error: unknown) => isUnstuckError(error) && error.code === 'IO' && /^cannot use the SQLite database .*notes\.db: file is not a database$/.test(error.message));
+    await assert.rejects(store.load(), (error: unknown) => isUnstuckError(error) && error.code === 'IO' && /^cannot use the SQLite database: file is not a database$/.test(error.message) && /^sqlite:.*notes\.db#x$/.test(error.file ?? ''));
     await assert.rejects(store.save([{ role: 'user', content: 'x' }]), (error: unknown) => isUnstuckError(error) && error.code === 'IO');
     await store.close();
     assert.equal(await readFile(path, 'utf8'), 'these are my notes, not a database\n'.repeat(200));
@@ -73,7 +73,7 @@ describe('SQLite store: bad files', () => {
 
   it('a database in a directory that does not exist is one IO error', async () => {
     const store = createSqliteStore(join(directory.path, 'missing', 'sessions.db'));
-    await assert.rejects(store.load(), (error: unknown) => isUnstuckError(error) && error.code === 'IO' && /^cannot open the SQLite database .*missing\/sessions\.db: /.test(error.message));
+    await assert.rejects(store.load(), (error: unknown) => isUnstuckError(error) && error.code === 'IO' && /^cannot open the SQLite database: /.test(error.message) && /missing\/sessions\.db#default$/.test(error.file ?? ''));
     await store.close();
   });
 
