@@ -62,6 +62,13 @@ export interface SessionDriver {
   end(): Promise<void>;
 }
 
+/** A session as a listing shows it. */
+export interface DatabaseSessionEntry {
+  id: string;
+  messages: number;
+  updated: Date;
+}
+
 const POLL_MS = 25;
 const DEFAULT_LEASE_MS = 5000;
 

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { isUnstuckError, UnstuckError } from '../core/errors.js';
-import type { DatabaseStoreOptions, SessionDriver, StoredSession, WriteOutcome, WriteRequest } from './database-store.js';
+import type { DatabaseSessionEntry, DatabaseStoreOptions, SessionDriver, StoredSession, WriteOutcome, WriteRequest } from './database-store.js';
 import { createDatabaseStore } from './database-store.js';
 import { newerSchema, POSTGRES_MIGRATIONS, SESSION_SCHEMA_VERSION } from './database-schema.js';
 import type { SessionStore } from './types.js';
@@ -23,6 +23,24 @@ export function createPostgresStore(connection: PostgresConnection, options: Pos
   const session = options.session ?? 'default';
   const label = `${describeConnection(connection)}#${session}`;
   return createDatabaseStore(label, () => openPostgres(connection, session, label), options);
+}
+
+/** Every session in the database, most recently written first. */
+export async function listPostgresSessions(connection: PostgresConnection): Promise<DatabaseSessionEntry[]> {
+  const label = describeConnection(connection);
+  const owned = !isPool(connection);
+  const pool = isPool(connection) ? connection : new (await loadDriver()).Pool({ max: 1, connectionTimeoutMillis: 10_000, ...(typeof connection === 'string' ? { connectionString: connection } : connection) });
+  pool.on('error', () => undefined);
+  try {
+    const present = await pool.query("SELECT to_regclass('unstuck_sessions') IS NOT NULL AS present");
+    if (present.rows[0]?.present !== true) return [];
+    const rows = await pool.query<{ id: string; count: number; updated_at: Date }>('SELECT id, count, updated_at FROM unstuck_sessions ORDER BY updated_at DESC, id DESC');
+    return rows.rows.map((row) => ({ id: row.id, messages: row.count, updated: row.updated_at }));
+  } catch (error) {
+    throw asConnectionError(error, label);
+  } finally {
+    if (owned) await pool.end().catch(() => undefined);
+  }
 }
 
 /** Where the database is, without its password: safe to print. */

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { UnstuckError } from '../core/errors.js';
-import type { DatabaseStoreOptions, SessionDriver, StoredSession, WriteOutcome, WriteRequest } from './database-store.js';
+import type { DatabaseSessionEntry, DatabaseStoreOptions, SessionDriver, StoredSession, WriteOutcome, WriteRequest } from './database-store.js';
 import { createDatabaseStore } from './database-store.js';
 import { newerSchema, SESSION_SCHEMA_VERSION, SQLITE_MIGRATIONS } from './database-schema.js';
 import type { SessionStore } from './types.js';
@@ -20,6 +20,28 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const session = options.session ?? 'default';
   const label = `sqlite:${path}#${session}`;
   return createDatabaseStore(label, () => openSqlite(path, session, label, options.busyTimeoutMs ?? 5000), options);
+}
+
+/** Every session in the database file, most recently written first (none when the file does not exist yet). */
+export async function listSqliteSessions(path: string): Promise<DatabaseSessionEntry[]> {
+  const Database = await loadDriver();
+  let database: BetterSqlite3.Database;
+  try {
+    database = new Database(path, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') return [];
+    throw new UnstuckError('IO', `cannot open the SQLite database: ${(error as Error).message}`, { file: `sqlite:${path}`, cause: error });
+  }
+  try {
+    const table = database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unstuck_sessions'").get();
+    if (table === undefined) return [];
+    const rows = database.prepare('SELECT id, count, updated_at FROM unstuck_sessions ORDER BY updated_at DESC, id DESC').all() as { id: string; count: number; updated_at: number }[];
+    return rows.map((row) => ({ id: row.id, messages: row.count, updated: new Date(row.updated_at) }));
+  } catch (error) {
+    throw new UnstuckError('IO', `cannot use the SQLite database: ${(error as Error).message}`, { file: `sqlite:${path}`, cause: error });
+  } finally {
+    database.close();
+  }
 }
 
 async function openSqlite(path: string, session: string, label: string, busyTimeoutMs: number): Promise<SessionDriver> {

@@ -12,6 +12,7 @@ import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { elementLabel, formatDocument, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
+import { isStoreUrl, readStoreDocument, writeStoreUrl } from '../store-url.js';
 
 export const fixCommand: Command = {
   name: 'fix',
@@ -52,7 +53,7 @@ export const fixCommand: Command = {
     }
     if (values['strongest'] === true) options.level = 'strongest';
 
-    const document = await readDocument(file, io);
+    const document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io);
     const native = document.wire === 'openai-chat' ? undefined : document.native;
     let before: unknown[];
     let result: Outcome;
@@ -72,7 +73,10 @@ export const fixCommand: Command = {
     // Unchanged: the original bytes, not a re-serialisation.
     const output = changed ? formatDocument(document, result.messages) : document.text;
 
-    if (values['write'] === true && changed) {
+    if (values['write'] === true && changed && isStoreUrl(file)) {
+      // One transaction; the session as it was is kept as the session ID.bak of the same database.
+      await writeStoreUrl(file, io, result.messages as Message[], { backup: document.messages });
+    } else if (values['write'] === true && changed) {
       await copyFile(file, `${file}.bak`);
       if (document.format === 'markdown') {
         const store = createTranscriptStore(file);
