@@ -9,6 +9,7 @@ import { explainNetworkErrors } from '../chat/explain-network-error.js';
 import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
+import { createStoreSessionDirectory, withStoreUrl } from '../store-session-directory.js';
 
 /** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
 export function createChatCommand(dependencies: { loadBackend: () => Promise<ChatBackend>; fetch?: typeof fetch } = { loadBackend: loadChatBackend }): Command {
@@ -25,6 +26,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       profile: { type: 'string' },
       thinking: { type: 'boolean' },
       yes: { type: 'boolean', short: 'y' },
+      store: { type: 'string' },
     },
     optionHelp: {
       prompt: 'Ask once, print the answer and exit (the prompt may also come on stdin)',
@@ -35,6 +37,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       profile: 'Provider rules to keep the history valid for (default: guessed from the URL)',
       thinking: 'Ask for thinking mode (DeepSeek reasoning)',
       yes: 'Write files and run commands without asking',
+      store: 'Keep sessions in a database: sqlite:PATH or postgres://USER@HOST:PORT/DB (password from PGPASSWORD)',
     },
     async run({ values, positionals }, io) {
       return await runChat(values, positionals, io, dependencies);
@@ -70,8 +73,8 @@ async function runChat(
   const context: ChatContext = {
     io,
     config,
-    backend: await dependencies.loadBackend(),
-    sessions: createSessionDirectory(io.cwd),
+    backend: typeof values.store === 'string' ? withStoreUrl(await dependencies.loadBackend(), io) : await dependencies.loadBackend(),
+    sessions: typeof values.store === 'string' ? createStoreSessionDirectory(values.store, io) : createSessionDirectory(io.cwd),
     fetch: explainNetworkErrors(dependencies.fetch ?? globalThis.fetch),
     yes: values.yes === true,
   };
