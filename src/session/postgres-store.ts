@@ -1,6 +1,6 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { isUnstuckError, UnstuckError } from '../core/errors.js';
-import type { DatabaseSessionEntry, DatabaseStoreOptions, SessionDriver, StoredSession, WriteOutcome, WriteRequest } from './database-store.js';
+import type { DatabaseSessionEntry, DatabaseStoreOptions, SessionDriver, StoredSession, WriteOutcome } from './database-store.js';
 import { createDatabaseStore } from './database-store.js';
 import { newerSchema, POSTGRES_MIGRATIONS, SESSION_SCHEMA_VERSION } from './database-schema.js';
 import type { SessionStore } from './types.js';
@@ -94,7 +94,16 @@ async function loadDriver(): Promise<typeof import('pg')> {
   }
 }
 
+/** Pools whose database is known to be at SESSION_SCHEMA_VERSION: stores sharing a pool check once. */
+const migrated = new WeakSet<Pool>();
+
 async function migrate(pool: Pool, label: string): Promise<void> {
+  if (migrated.has(pool)) return;
+  await migrateOnce(pool, label);
+  migrated.add(pool);
+}
+
+async function migrateOnce(pool: Pool, label: string): Promise<void> {
   const client = await pool.connect();
   try {
     const found = await schemaVersion(client);
@@ -156,20 +165,25 @@ function createPostgresDriver(pool: Pool, session: string, label: string, owned:
   }
 
   return {
+    // One statement, so one snapshot: the session row with its messages.
     read: () => withClient(async (client) => {
-      // One snapshot for the session row and its messages.
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      try {
-        const head = await client.query<{ version: string; count: number }>('SELECT version, count FROM unstuck_sessions WHERE id = $1', [session]);
-        const row = head.rows[0];
-        if (row === undefined) return undefined;
-        const rows = await client.query<{ position: number; body: string }>('SELECT position, body FROM unstuck_messages WHERE session = $1 ORDER BY position', [session]);
-        return { version: Number(row.version), count: row.count, rows: rows.rows } satisfies StoredSession;
-      } finally {
-        await client.query('COMMIT');
-      }
+      const result = await client.query<{ version: string; count: number; position: number | null; body: string | null }>(
+        'SELECT s.version, s.count, m.position, m.body FROM unstuck_sessions s LEFT JOIN unstuck_messages m ON m.session = s.id WHERE s.id = $1 ORDER BY m.position',
+        [session],
+      );
+      const first = result.rows[0];
+      if (first === undefined) return undefined;
+      const rows: StoredSession['rows'] = [];
+      for (const row of result.rows) if (row.position !== null) rows.push({ position: row.position, body: row.body! });
+      return { version: Number(first.version), count: first.count, rows } satisfies StoredSession;
     }),
-    write: (request) => withClient((client) => inTransaction(client, () => writeIn(client, session, request))),
+    write: (request) => withClient(async (client) => {
+      const result = await client.query<{ o_outcome: string; o_version: string; o_count: number; o_holder: string | null }>(
+        'SELECT * FROM unstuck_write($1, $2, $3, $4, $5, $6, $7)',
+        [session, request.holder, request.leaseMs, request.expected ?? null, request.keep === 'end' ? null : request.keep, request.bodies, request.breakHolder ?? null],
+      );
+      return toOutcome(result.rows[0]!);
+    }),
     renew: (holder, leaseMs) => withClient(async (client) => {
       await client.query("UPDATE unstuck_sessions SET lease_expires = clock_timestamp() + $3 * interval '1 millisecond' WHERE id = $1 AND lease_holder = $2", [session, holder, leaseMs]);
     }),
@@ -182,31 +196,11 @@ function createPostgresDriver(pool: Pool, session: string, label: string, owned:
   };
 }
 
-async function writeIn(client: PoolClient, session: string, request: WriteRequest): Promise<WriteOutcome> {
-  await client.query('INSERT INTO unstuck_sessions (id, version, count) VALUES ($1, 0, 0) ON CONFLICT (id) DO NOTHING', [session]);
-  const head = await client.query<{ version: string; count: number; lease_holder: string | null; live: boolean }>(
-    'SELECT version, count, lease_holder, coalesce(lease_expires > clock_timestamp(), false) AS live FROM unstuck_sessions WHERE id = $1 FOR UPDATE',
-    [session],
-  );
-  const row = head.rows[0]!;
-  const version = Number(row.version);
-  if (row.lease_holder !== null && row.lease_holder !== request.holder && row.lease_holder !== request.breakHolder && row.live) return { kind: 'locked', holder: row.lease_holder };
-  if (request.expected !== undefined && version !== request.expected) return { kind: 'conflict', version };
-  const keep = request.keep === 'end' ? row.count : request.keep;
-  if (keep < row.count) await client.query('DELETE FROM unstuck_messages WHERE session = $1 AND position >= $2', [session, keep]);
-  if (request.bodies.length > 0) {
-    // One statement for the whole step, whatever its size.
-    await client.query(
-      'INSERT INTO unstuck_messages (session, position, body) SELECT $1, $2 + ordinality - 1, body FROM unnest($3::text[]) WITH ORDINALITY AS step (body, ordinality)',
-      [session, keep, request.bodies],
-    );
-  }
-  const count = keep + request.bodies.length;
-  await client.query(
-    "UPDATE unstuck_sessions SET version = $2, count = $3, lease_holder = $4, lease_expires = clock_timestamp() + $5 * interval '1 millisecond', updated_at = now() WHERE id = $1",
-    [session, version + 1, count, request.holder, request.leaseMs],
-  );
-  return { kind: 'written', version: version + 1, count };
+function toOutcome(row: { o_outcome: string; o_version: string; o_count: number; o_holder: string | null }): WriteOutcome {
+  const version = Number(row.o_version);
+  if (row.o_outcome === 'written') return { kind: 'written', version, count: row.o_count };
+  if (row.o_outcome === 'conflict') return { kind: 'conflict', version };
+  return { kind: 'locked', holder: row.o_holder ?? '' };
 }
 
 /** pg's failures as one line a person can act on (`file` says where, without the password). */
