@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { CheckOptions, Violation } from '../core/check.js';
+import { check } from '../core/check.js';
 import { isUnstuckError, UnstuckError } from '../core/errors.js';
 import type { Message } from '../core/messages.js';
 import { isMessage } from '../core/messages.js';
@@ -24,6 +26,13 @@ export interface DatabaseStoreOptions {
   leaseMs?: number;
   /** How long a write waits for another writer's lease before failing with `SESSION_LOCKED`. Default leaseMs + 1000 ms. */
   lockTimeoutMs?: number;
+  /**
+   * Checks every history given to `save` (a rewrite: after a repair or a trim) with the core's
+   * `check`, and calls `onInvalid` with what fails before writing it all the same: a store never
+   * drops or repairs a message, but a caller that rewrites a history a provider would refuse hears
+   * so. Appends are not checked: mid-step, a tool call waits for its result.
+   */
+  checkSaves?: { options?: CheckOptions; onInvalid(violations: Violation[]): void };
 }
 
 /** A session as the database holds it. */
@@ -166,6 +175,10 @@ export function createDatabaseStore(label: string, connect: () => Promise<Sessio
   }
 
   async function save(messages: readonly Message[]): Promise<void> {
+    if (options.checkSaves !== undefined) {
+      const violations = check(messages, options.checkSaves.options);
+      if (violations.length > 0) options.checkSaves.onInvalid(violations);
+    }
     const bodies = messages.map(encode);
     // Only what changed is written: the rows of the longest prefix the database already holds stay.
     let keep = 0;

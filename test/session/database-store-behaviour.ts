@@ -142,6 +142,24 @@ export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixt
       }
     });
 
+    it('a save of a history that fails check says so (checkSaves), and saves it all the same', async () => {
+      const session = sessionName('checked');
+      const reported: string[][] = [];
+      const store = fixture().open(session, { checkSaves: { options: { profile: 'deepseek' }, onInvalid: (violations) => reported.push(violations.map((violation) => `${violation.rule}@${violation.index}`)) } });
+      try {
+        const valid = toolLoopSession(1);
+        await store.save(valid);
+        assert.equal(reported.length, 0);
+        const unanswered: Message[] = [...valid, { role: 'assistant', content: null, tool_calls: [{ id: 'call_open', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'user', content: 'next' }];
+        await store.save(unanswered);
+        assert.equal(reported.length, 1);
+        assert.match(reported[0]!.join(' '), /@5/);
+        assert.deepEqual((await store.load()).messages, asJson(unanswered));
+      } finally {
+        await store.close();
+      }
+    });
+
     it('a row that does not decode is listed with its position; every other message loads, and the next save rewrites it', async () => {
       const session = sessionName('damaged');
       const store = fixture().open(session);
