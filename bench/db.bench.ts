@@ -35,17 +35,28 @@ interface Operation {
   run: () => Promise<unknown>;
 }
 
-/** Every operation once per round, in turn, after two warm-up rounds: the times of each, sorted. */
+/** This process's CPU time (user + system) of each run, sorted, per operation: what the machine's load does not stretch. */
+const cpuSamples = new Map<Operation, number[]>();
+
+/** Every operation once per round, in turn, after two warm-up rounds: the wall times of each, sorted. */
 async function timeInTurns(rounds: number, operations: readonly Operation[]): Promise<number[][]> {
   const samples = operations.map(() => [] as number[]);
+  for (const operation of operations) cpuSamples.set(operation, []);
   for (let round = -2; round < rounds; round += 1) {
     for (const [index, operation] of operations.entries()) {
       await operation.prepare?.();
+      const cpu = process.cpuUsage();
       const start = performance.now();
       await operation.run();
-      if (round >= 0) samples[index]!.push(performance.now() - start);
+      const wall = performance.now() - start;
+      const used = process.cpuUsage(cpu);
+      if (round >= 0) {
+        samples[index]!.push(wall);
+        cpuSamples.get(operation)!.push((used.user + used.system) / 1000);
+      }
     }
   }
+  for (const list of cpuSamples.values()) list.sort((a, b) => a - b);
   return samples.map((list) => list.sort((a, b) => a - b));
 }
 
@@ -100,7 +111,10 @@ async function main(): Promise<void> {
         },
       };
     };
-    const [jsonSaves, sqliteAppends, postgresAppends] = await timeInTurns(ROUNDS, [jsonSave, append(sqlite), append(postgres)]);
+    const sqliteAppend = append(sqlite);
+    const postgresAppend = append(postgres);
+    const [jsonSaves, sqliteAppends, postgresAppends] = await timeInTurns(ROUNDS, [jsonSave, sqliteAppend, postgresAppend]);
+    const cpuP50 = (operation: Operation) => quantile(cpuSamples.get(operation)!, 0.5).toFixed(2);
     const pool = new pg.Pool({ connectionString: server.url, max: 2 });
     const [jsonLoads, sqliteLoads, postgresLoads, pooledLoads] = await timeInTurns(Math.ceil(ROUNDS / 2), [
       jsonLoad,
@@ -132,6 +146,8 @@ async function main(): Promise<void> {
       row('SQLite: load (a store that has not read it)', sqliteLoads!, jsonLoads!, '<= 2x', quantile(sqliteLoads!, 0.5) <= 2 * jsonLoadP50),
       row('PostgreSQL: load (a store that has not read it, its own connection: connect included)', postgresLoads!, jsonLoads!, '<= 4x', quantile(postgresLoads!, 0.5) <= 4 * jsonLoadP50),
       row('PostgreSQL: load (a store that has not read it, on the service\'s shared pool)', pooledLoads!, jsonLoads!, '<= 4x', quantile(pooledLoads!, 0.5) <= 4 * jsonLoadP50),
+      '',
+      `this process's CPU per run, p50 ms: JSON file save ${cpuP50(jsonSave)}, SQLite append ${cpuP50(sqliteAppend)}, PostgreSQL append ${cpuP50(postgresAppend)} (the client's side only; the server's work is not in it)`,
       '',
       `| ${WRITERS} concurrent writers (processes), each on its own seed-sized session, ${THROUGHPUT_MS / 1000} s | steps appended per second, all writers |`,
       '|---|---:|',
