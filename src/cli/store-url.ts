@@ -58,7 +58,7 @@ export function parseStoreUrl(text: string, context: { cwd: string; env: Record<
   } catch {
     throw new UnstuckError('USAGE', 'not a PostgreSQL URL: write postgres://USER@HOST:PORT/DATABASE#SESSION-ID', { file: '(store URL)' });
   }
-  if (url.password !== '') {
+  if (url.password !== '' || url.searchParams.has('password')) {
     throw new UnstuckError('USAGE', 'put the PostgreSQL password in PGPASSWORD (or ~/.pgpass), not in the URL: the URL is printed and stays in the shell history', { file: safeUrl(url) });
   }
   // pg lets the connection string's fields win over the config's, so the password goes into the
@@ -71,6 +71,7 @@ export function parseStoreUrl(text: string, context: { cwd: string; env: Record<
 function safeUrl(url: URL): string {
   const copy = new URL(url.toString());
   copy.password = '';
+  copy.search = '';
   return copy.toString();
 }
 

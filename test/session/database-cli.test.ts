@@ -100,6 +100,7 @@ describe('unstuck convert, check and fix on database URLs', () => {
       [['check', 'sqlite:fix.db'], /^unstuck check: sqlite:fix\.db: name the session: sqlite:fix\.db#SESSION-ID\n$/],
       [['check', 'sqlite:fix.db#has space'], /^unstuck check: sqlite:fix\.db: '#has space' is not a session id: write sqlite:fix\.db#SESSION-ID \(no spaces\)\n$/],
       [['check', 'postgres://me:hunter2@127.0.0.1:5432/db#s'], /^unstuck check: postgres:\/\/me@127\.0\.0\.1:5432\/db: put the PostgreSQL password in PGPASSWORD \(or ~\/\.pgpass\), not in the URL: the URL is printed and stays in the shell history\n$/],
+      [['check', 'postgres://me@127.0.0.1:5432/db?sslmode=disable&password=hunter2#s'], /^unstuck check: postgres:\/\/me@127\.0\.0\.1:5432\/db: put the PostgreSQL password in PGPASSWORD/],
       [['check', `postgres://me@127.0.0.1:${port}/db#s`], new RegExp(`^unstuck check: postgres://me@127\\.0\\.0\\.1:${port}/db#s: cannot reach the PostgreSQL server: ECONNREFUSED\\n$`)],
       [['convert', join(directory.path, 'history.json'), `postgres://me@127.0.0.1:${port}/db#s`], new RegExp(`^unstuck convert: postgres://me@127\\.0\\.0\\.1:${port}/db#s: cannot reach the PostgreSQL server: ECONNREFUSED\\n$`)],
       [['convert', join(directory.path, 'history.json'), 'sqlite:history.json#s'], /^unstuck convert: sqlite:.*history\.json#s: cannot use the SQLite database: file is not a database\n$/],
