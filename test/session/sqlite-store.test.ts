@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { isUnstuckError } from '../../src/core/errors.js';
@@ -95,6 +96,29 @@ describe('SQLite store: bad files', () => {
       assert.deepEqual(database.prepare('SELECT version FROM unstuck_schema').all(), [{ version: 1 }]);
     } finally {
       database.close();
+    }
+  });
+});
+
+describe('the database drivers are optional peers', () => {
+  it('unstuck/session loads without them, and a database store says which package it needs (CONFIG)', async () => {
+    const place = await temporaryDirectory();
+    try {
+      // Bundled into a temporary directory: no node_modules above it, so neither driver resolves.
+      const { build } = await import('esbuild');
+      const outfile = join(place.path, 'missing.mjs');
+      await build({ entryPoints: [fileURLToPath(new URL('./database-driver-missing-child.ts', import.meta.url))], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'silent', external: ['better-sqlite3', 'pg'] });
+      const output = await new Promise<string>((resolve, reject) => {
+        const process_ = spawn(process.execPath, [outfile], { cwd: place.path, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let errors = '';
+        process_.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        process_.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+        process_.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${errors}`))));
+      });
+      assert.equal(output, 'CONFIG createSqliteStore needs the better-sqlite3 package (npm install better-sqlite3@12)\nCONFIG createPostgresStore needs the pg package (npm install pg@8)\n');
+    } finally {
+      await place.dispose();
     }
   });
 });
