@@ -71,6 +71,19 @@ export async function startPostgres(): Promise<PostgresServer> {
     await rm(directory, { recursive: true, force: true });
     throw new Error(`cannot start PostgreSQL: ${(error as Error).message}\n${log.slice(-2000)}`);
   }
+  // A test process that dies without its after() hook must not leave a server running: on exit
+  // (which cannot wait for pg_ctl), the postmaster gets SIGQUIT, PostgreSQL's immediate shutdown.
+  const postmaster = Number((await readFile(join(data, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  const onExit = () => {
+    if (Number.isInteger(postmaster) && postmaster > 0) {
+      try {
+        process.kill(postmaster, 'SIGQUIT');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', onExit);
   const urlFor = (parts: { user?: string; password?: string; database?: string }) =>
     `postgres://${encodeURIComponent(parts.user ?? user)}:${encodeURIComponent(parts.password ?? password)}@127.0.0.1:${port}/${parts.database ?? 'postgres'}`;
   return {
@@ -80,6 +93,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     password,
     urlFor,
     stop: async () => {
+      process.removeListener('exit', onExit);
       await as('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       await rm(directory, { recursive: true, force: true });
     },
