@@ -28,7 +28,7 @@ after(async () => {
 async function twoTurns(store: string, env: Record<string, string>, open: (session: string) => SessionStore): Promise<void> {
   const emulator = createEmulator({
     profile: 'deepseek',
-    script: [{ toolCalls: [{ name: 'list_directory', arguments: '{}' }] }, { text: 'An empty directory.' }, { text: 'Still empty.' }],
+    script: [{ toolCalls: [{ name: 'list_directory', arguments: '{}' }] }, { text: 'An empty directory.' }, { text: 'Still empty.' }, { text: 'The newest one.' }],
   });
   const listening = await emulator.listen();
   try {
@@ -43,11 +43,15 @@ async function twoTurns(store: string, env: Record<string, string>, open: (sessi
     // The second turn was sent the first one, read back from the database.
     const last = emulator.requests.at(-1)?.body as { messages: { role: string }[] };
     assert.deepEqual(last.messages.map((message) => message.role), ['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    // --resume without an id: the session written last, found by listing the database.
+    const newest = await runChatBinary([...base, '--resume', '-p', 'Which one?'], { cwd, env: cleanEnv({ OPENAI_API_KEY: 'sk-test', ...env }) });
+    assert.equal(newest.code, 0, newest.stderr);
+    assert.equal((JSON.parse(newest.stdout) as { session: string }).session, report.session);
     const stored = open(report.session);
     try {
       const loaded = await stored.load();
       assert.deepEqual(loaded.problems, []);
-      assert.deepEqual(loaded.messages.map((message) => message.role), ['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
+      assert.deepEqual(loaded.messages.map((message) => message.role), ['user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'user', 'assistant']);
       assert.deepEqual(check(loaded.messages, { profile: 'deepseek', model: 'deepseek-chat' }), []);
     } finally {
       await stored.close();
