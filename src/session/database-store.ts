@@ -39,7 +39,8 @@ export interface DatabaseStoreOptions {
 export interface StoredSession {
   version: number;
   count: number;
-  rows: { position: number; body: string }[];
+  /** [position, JSON] of each message row, in position order. */
+  rows: [position: number, body: string][];
 }
 
 /**
@@ -123,16 +124,16 @@ export function createDatabaseStore(label: string, connect: () => Promise<Sessio
     const problems: SessionProblem[] = [];
     const bodies: string[] = [];
     let next = 0;
-    for (const row of stored.rows) {
-      if (row.position !== next) problems.push({ file: label, why: `messages at positions ${next}..${row.position - 1} are missing` });
-      next = row.position + 1;
-      const message = decode(row.body);
+    for (const [position, body] of stored.rows) {
+      if (position !== next) problems.push({ file: label, why: `messages at positions ${next}..${position - 1} are missing` });
+      next = position + 1;
+      const message = decode(body);
       if (typeof message === 'string') {
-        problems.push({ file: label, why: `the message at position ${row.position} does not decode (${message}): it was left out` });
+        problems.push({ file: label, why: `the message at position ${position} does not decode (${message}): it was left out` });
         continue;
       }
       messages.push(message);
-      bodies.push(row.body);
+      bodies.push(body);
     }
     if (next !== stored.count) problems.push({ file: label, why: `the session declares ${stored.count} messages but rows reach position ${next}` });
     known = { version: stored.version, count: stored.count, bodies: problems.length === 0 ? bodies : undefined };

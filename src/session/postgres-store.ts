@@ -174,7 +174,7 @@ function createPostgresDriver(pool: Pool, session: string, label: string, owned:
       const first = result.rows[0];
       if (first === undefined) return undefined;
       const rows: StoredSession['rows'] = [];
-      for (const row of result.rows) if (row.position !== null) rows.push({ position: row.position, body: row.body! });
+      for (const row of result.rows) if (row.position !== null) rows.push([row.position, row.body!]);
       return { version: Number(first.version), count: first.count, rows } satisfies StoredSession;
     }),
     write: (request) => withClient(async (client) => {
