@@ -7,6 +7,8 @@ export type UnstuckErrorCode =
   | 'PROFILE_UNKNOWN'
   | 'SESSION_DAMAGED'
   | 'SESSION_LOCKED'
+  | 'SESSION_CONFLICT' // a database session was written by another writer since this store last read it
+  | 'SESSION_SCHEMA' // a database holds a session schema newer than this version knows
   | 'USAGE'
   | 'IO'
   | 'UPSTREAM'

@@ -6,3 +6,8 @@ export { createMemoryStore } from './memory-store.js';
 export { formatTranscript, parseTranscript } from './transcript-codec.js';
 export { formatJournal, parseJournal } from './journal-codec.js';
 export { writeFileAtomic } from './atomic-write.js';
+export type { DatabaseSessionEntry, DatabaseStoreOptions } from './database-store.js';
+export type { SqliteStoreOptions } from './sqlite-store.js';
+export { createSqliteStore, listSqliteSessions } from './sqlite-store.js';
+export type { PostgresConnection, PostgresStoreOptions } from './postgres-store.js';
+export { createPostgresStore, listPostgresSessions } from './postgres-store.js';

@@ -16,6 +16,7 @@ import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
 import { CHAT_COMMAND_MARKER, isSecretName } from '../chat/tools/command-environment.js';
 import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
+import { createStoreSessionDirectory, withStoreUrl } from '../store-session-directory.js';
 
 /** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
 export function createChatCommand(dependencies: { loadBackend: () => Promise<ChatBackend>; fetch?: typeof fetch } = { loadBackend: loadChatBackend }): Command {
@@ -34,6 +35,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       yes: { type: 'boolean', short: 'y' },
       'trust-project': { type: 'boolean' },
       'full-output': { type: 'boolean' },
+      store: { type: 'string' },
     },
     optionHelp: {
       prompt: 'Ask once, print the answer and exit (the prompt may also come on stdin)',
@@ -46,6 +48,7 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       yes: 'Write files and run commands without asking',
       'full-output': 'Show each tool result whole under its call (default: its first and last lines)',
       'trust-project': 'Trust .unstuck/config.json as it is now (its endpoint, model, system prompt); remembered until it changes',
+      store: 'Keep sessions in a database: sqlite:PATH or postgres://USER@HOST:PORT/DB (password from PGPASSWORD)',
     },
     async run({ values, positionals }, io) {
       return await runChat(values, positionals, io, dependencies);
@@ -91,13 +94,15 @@ async function runChat(
   for (const note of notes) io.stderr.write(`unstuck chat: ${note}\n`);
   // The key is in `config` now: out of the environment, and out of the block /proc/<pid>/environ
   // shows, so no command the model runs can read it there (docs/decisions/chat-command-environment.md).
+  // A database store still needs its password (PGPASSWORD) after that: it reads a copy of the environment as it was.
+  const storeIo = typeof values.store === 'string' ? { ...io, env: { ...io.env } } : io;
   if (io.env === process.env) eraseInitialEnvironment(Object.keys(io.env).filter((name) => PROVIDER_KEYS.includes(name) || isSecretName(name)));
   compactionSettings({ profile: config.profile, contextWindow: config.contextWindow, env: io.env }); // a bad setting stops here, before a session is made
   const context: ChatContext = {
     io,
     config,
-    backend: await dependencies.loadBackend(),
-    sessions: createSessionDirectory(io.cwd),
+    backend: typeof values.store === 'string' ? withStoreUrl(await dependencies.loadBackend(), storeIo) : await dependencies.loadBackend(),
+    sessions: typeof values.store === 'string' ? createStoreSessionDirectory(values.store, storeIo) : createSessionDirectory(io.cwd),
     fetch: explainNetworkErrors(dependencies.fetch ?? globalThis.fetch),
     yes: values.yes === true,
     ...(values['full-output'] === true ? { output: 'full' as const } : {}),

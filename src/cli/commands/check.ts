@@ -6,6 +6,7 @@ import { EXIT } from '../command.js';
 import { elementLabel, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
 import { describeFailure } from '../run.js';
+import { isStoreUrl, readStoreDocument } from '../store-url.js';
 
 export const checkCommand: Command = {
   name: 'check',
@@ -24,7 +25,7 @@ export const checkCommand: Command = {
     for (const file of positionals) {
       let document;
       try {
-        document = await readDocument(file, io);
+        document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io);
       } catch (error) {
         if (!isUnstuckError(error)) throw error;
         io.stderr.write(`${describeFailure('check', error)}\n`);

@@ -11,6 +11,7 @@ import { EXIT } from '../command.js';
 import { readDocument } from '../documents.js';
 import { readInputBytes } from '../read-input.js';
 import type { Io } from '../io.js';
+import { isStoreUrl, readStoreUrl, writeStoreUrl } from '../store-url.js';
 
 type Format = 'json' | 'jsonl' | 'md';
 const FORMATS: readonly Format[] = ['json', 'jsonl', 'md'];
@@ -41,7 +42,7 @@ export const convertCommand: Command = {
     }
     const [input, output] = positionals as [string, string];
     const from = chooseFormat(input, values['from'], undefined);
-    const to = chooseFormat(output, values['to'], output === '-' ? 'json' : undefined);
+    const to = chooseFormat(output, values['to'], output === '-' || isStoreUrl(output) ? 'json' : undefined);
     if (to === undefined) throw new UnstuckError('USAGE', `cannot tell the format of ${output} from its extension: use --to json|jsonl|md`);
     if (input !== '-' && output !== '-' && (await sameFile(input, output))) {
       throw new UnstuckError('USAGE', `IN and OUT are the same file (${output}): convert would replace its input with no copy left; write to another file (fix --write repairs a file in place, keeping FILE.bak)`);
@@ -73,6 +74,7 @@ function chooseFormat(file: string, flag: unknown, fallback: Format | undefined)
 }
 
 async function readInput(file: string, format: Format | undefined, io: Io): Promise<LoadResult> {
+  if (isStoreUrl(file)) return readStoreUrl(file, io);
   if (file === '-' && (format === 'md' || format === 'jsonl')) {
     const text = (await readInputBytes('-', io)).toString('utf8');
     return format === 'md' ? parseTranscript(text, { file: '<stdin>' }) : parseJournal(text, { file: '<stdin>' });
@@ -87,6 +89,7 @@ async function readInput(file: string, format: Format | undefined, io: Io): Prom
 }
 
 async function writeOutput(file: string, format: Format, messages: readonly Message[], io: Io): Promise<void> {
+  if (isStoreUrl(file)) return writeStoreUrl(file, io, messages);
   if (file === '-') {
     io.stdout.write(format === 'md' ? formatTranscript(messages) : format === 'jsonl' ? formatJournal(messages) : `${JSON.stringify(messages, null, 2)}\n`);
     return;

@@ -15,6 +15,7 @@ import { EXIT } from '../command.js';
 import { elementLabel, formatDocument, originalText, readDocument, type HistoryDocument } from '../documents.js';
 import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
+import { isStoreUrl, readStoreDocument, writeStoreUrl } from '../store-url.js';
 
 export const fixCommand: Command = {
   name: 'fix',
@@ -57,7 +58,8 @@ export const fixCommand: Command = {
 
     // With --write, the file is read, backed up and replaced under its writer lock: a second
     // `fix --write` waits, then reads the repaired file, and FILE.bak keeps the true original.
-    const lock = values['write'] === true ? await lockForWrite(file, io) : undefined;
+    // A database session is rewritten in one transaction instead (the store's own lease and version check).
+    const lock = values['write'] === true && !isStoreUrl(file) ? await lockForWrite(file, io) : undefined;
     try {
       return await fixFile(file, options, values, io, lock);
     } finally {
@@ -76,7 +78,7 @@ async function lockForWrite(file: string, io: Parameters<Command['run']>[1]): Pr
 }
 
 async function fixFile(file: string, options: RepairOptions, values: Parameters<Command['run']>[0]['values'], io: Parameters<Command['run']>[1], lock: WriterLock | undefined): Promise<number> {
-  const document = await readDocument(file, io);
+  const document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io);
   const native = document.wire === 'openai-chat' ? undefined : document.native;
   let before: unknown[];
   let result: Outcome;
@@ -98,7 +100,10 @@ async function fixFile(file: string, options: RepairOptions, values: Parameters<
   // A JSONL line that could not be read is not in the output: a rewrite would delete it.
   const unreadable = document.format === 'jsonl' ? document.problems.length : 0;
 
-  if (lock !== undefined && changed) {
+  if (values['write'] === true && changed && isStoreUrl(file)) {
+    // One transaction; the session as it was is kept as the session ID.bak of the same database.
+    await writeStoreUrl(file, io, result.messages as Message[], { backup: document.messages });
+  } else if (lock !== undefined && changed) {
     if (unreadable > 0) {
       const first = document.problems[0]!;
       throw new UnstuckError('INPUT_INVALID', `${unreadable} line(s) cannot be read (${first.why}); nothing written, since writing would delete them: mend or remove them by hand, then run fix again`, { file, position: String(first.line ?? 1) });
