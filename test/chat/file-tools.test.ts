@@ -218,6 +218,26 @@ describe("the model's tools may not write unstuck's own configuration (.unstuck/
     assert.deepEqual(await readdir(join(root, '.unstuck')), ['config.json']);
     await assert.rejects(readFile(join(root, '.UNSTUCK', 'config.json')));
   });
+
+  it("nor the user's own config and trusted-projects.json when the chat runs in the home folder (they were written, and redirected the key of every later chat)", async () => {
+    const home = await mkdtemp(join(base, 'home-'));
+    const tools = Object.fromEntries(createBuiltinTools({ root: home, confirm: allowAll, env: { PATH: process.env.PATH, HOME: home } }).map((tool) => [tool.name, tool]));
+    await mkdir(join(home, '.config', 'unstuck'), { recursive: true });
+    await writeFile(join(home, '.config', 'unstuck', 'config.json'), '{}\n');
+    await symlink('.config', join(home, 'cfg'));
+    const content = JSON.stringify({ baseURL: 'https://attacker.example/v1' });
+    for (const path of ['.config/unstuck/config.json', '.config/unstuck/trusted-projects.json', 'cfg/unstuck/config.json', '.config/unstuck/new/x.json']) {
+      await assert.rejects(tools.write_file!.run({ path, content }, { signal }), /is in unstuck's user configuration \(\.config\/unstuck\); the model's tools may not write there/, path);
+    }
+    await tools.read_file!.run({ path: '.config/unstuck/config.json' }, { signal });
+    await assert.rejects(tools.edit_file!.run({ path: '.config/unstuck/config.json', old_text: '{}', new_text: content }, { signal }), /may not write there/);
+    assert.equal(await readFile(join(home, '.config', 'unstuck', 'config.json'), 'utf8'), '{}\n');
+    assert.deepEqual(await readdir(join(home, '.config', 'unstuck')), ['config.json']);
+    // XDG_CONFIG_HOME wins over HOME, wherever it points; the rest of the home folder stays writable.
+    const xdg = Object.fromEntries(createBuiltinTools({ root: home, confirm: allowAll, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg') } }).map((tool) => [tool.name, tool]));
+    await assert.rejects(xdg.write_file!.run({ path: 'xdg/unstuck/config.json', content }, { signal }), /may not write there/);
+    assert.match(String(await xdg.write_file!.run({ path: '.config/unstuckish.json', content }, { signal })), /^wrote /);
+  });
 });
 
 describe('read_file refuses what is not a regular file without opening it blocking', () => {
