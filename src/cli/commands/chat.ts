@@ -14,7 +14,7 @@ import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
 import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
-import { CHAT_COMMAND_MARKER, isSecretName } from '../chat/tools/command-environment.js';
+import { CHAT_COMMAND_MARKER, namesToErase } from '../chat/tools/command-environment.js';
 import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
 
 /** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
@@ -91,7 +91,10 @@ async function runChat(
   for (const note of notes) io.stderr.write(`unstuck chat: ${note}\n`);
   // The key is in `config` now: out of the environment, and out of the block /proc/<pid>/environ
   // shows, so no command the model runs can read it there (docs/decisions/chat-command-environment.md).
-  if (io.env === process.env) eraseInitialEnvironment(Object.keys(io.env).filter((name) => PROVIDER_KEYS.includes(name) || isSecretName(name)));
+  if (io.env === process.env) {
+    const { remove, hide } = namesToErase(io.env, PROVIDER_KEYS);
+    eraseInitialEnvironment(remove, io.env, hide);
+  }
   compactionSettings({ profile: config.profile, contextWindow: config.contextWindow, env: io.env }); // a bad setting stops here, before a session is made
   const context: ChatContext = {
     io,
