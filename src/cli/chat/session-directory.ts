@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
+import type { KnownSessions } from './known-sessions.js';
 import { ensurePrivateDirectory } from './private-directory.js';
 
 /** Where chat sessions live, relative to the working directory. */
@@ -27,14 +28,17 @@ export interface SessionDirectory {
   pathOf(id: string): string;
   /** Every session, newest first. */
   list(): Promise<SessionEntry[]>;
-  /** The session named by `id` or by a unique prefix of it; the newest one without an id. */
+  /**
+   * The session named by `id` or by a unique prefix of it; without an id, the newest one this
+   * user's chat started (`known`): a session shipped in the project is resumed only by name.
+   */
   find(id?: string): Promise<SessionEntry>;
   ensure(): Promise<void>;
   /** The id and file of the chosen session; a new one gets a fresh id (its file appears at its first save). */
   select(choice: SessionChoice): Promise<{ id: string; path: string }>;
 }
 
-export function createSessionDirectory(cwd: string, options: { now?: () => Date; random?: () => string } = {}): SessionDirectory {
+export function createSessionDirectory(cwd: string, options: { now?: () => Date; random?: () => string; known?: KnownSessions } = {}): SessionDirectory {
   const path = join(cwd, SESSIONS_DIRECTORY);
   const now = options.now ?? (() => new Date());
   const random = options.random ?? (() => randomBytes(2).toString('hex'));
@@ -69,9 +73,11 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
   const find = async (id?: string): Promise<SessionEntry> => {
     const entries = await list();
     if (id === undefined) {
-      const newest = entries[0];
-      if (newest === undefined) throw new UnstuckError('USAGE', `no session to resume in ${SESSIONS_DIRECTORY}`);
-      return newest;
+      if (entries.length === 0) throw new UnstuckError('USAGE', `no session to resume in ${SESSIONS_DIRECTORY}`);
+      const known = options.known;
+      if (known === undefined) return entries[0] as SessionEntry;
+      for (const entry of entries) if (await known.has(await realPathOf(entry.path))) return entry;
+      throw new UnstuckError('USAGE', `no session started by your unstuck chat in ${SESSIONS_DIRECTORY} (${entries.length === 1 ? 'the one there was' : `the ${entries.length} there were`} made elsewhere, e.g. shipped with the project: read it, then name it with --resume ID)`);
     }
     pathOf(id);
     const exact = entries.find((entry) => entry.id === id);
@@ -98,7 +104,15 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
       if (choice.kind === 'resume') return await find(choice.id);
       await ensure();
       const id = createId();
+      // Remembered before the first save, so that a later --resume takes it; a list that cannot be written only costs that.
+      await options.known?.add(await realPathOf(pathOf(id))).catch(() => undefined);
       return { id, path: pathOf(id) };
     },
   };
+}
+
+/** The real path of a session file (its folder resolved): one name per file for the list of known sessions. */
+async function realPathOf(path: string): Promise<string> {
+  const folder = await realpath(dirname(path)).catch(() => dirname(path));
+  return join(folder, basename(path));
 }

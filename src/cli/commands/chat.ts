@@ -14,6 +14,8 @@ import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
 import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
+import { createKnownSessions } from '../chat/known-sessions.js';
+import { userConfigDirectory } from '../chat/user-config-directory.js';
 import { CHAT_COMMAND_MARKER, namesToErase } from '../chat/tools/command-environment.js';
 import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
 
@@ -100,7 +102,7 @@ async function runChat(
     io,
     config,
     backend: await dependencies.loadBackend(),
-    sessions: createSessionDirectory(io.cwd),
+    sessions: createSessionDirectory(io.cwd, { known: createKnownSessions(userConfigDirectory(io.env)) }),
     fetch: explainNetworkErrors(dependencies.fetch ?? globalThis.fetch),
     yes: values.yes === true,
     ...(values['full-output'] === true ? { output: 'full' as const } : {}),
