@@ -166,6 +166,18 @@ describe('unstuck chat -p (the real binary against the emulator)', () => {
     });
   });
 
+  it("a project's contextWindow smaller than the request's fixed part (a safe key, taken untrusted) no longer stops every chat", async () => {
+    const dir = join(cwd, 'tiny-window');
+    await mkdir(join(dir, '.unstuck'), { recursive: true });
+    await writeFile(join(dir, '.unstuck', 'config.json'), '{ "contextWindow": 1 }\n');
+    await withEmulator({ profile: 'deepseek', script: [{ text: 'still answers' }] }, async (url) => {
+      const result = await runChatBinary(['chat', '--base-url', url, '--profile', 'deepseek', '-p', 'hello'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
+      assert.equal(result.stdout, 'still answers\n', result.stderr);
+      assert.equal(result.code, 0, result.stderr);
+      assert.doesNotMatch(result.stderr, /maxTokens/);
+    });
+  });
+
   it('gives one clear line and exit 2 when there is no key', async () => {
     const result = await runChatBinary(['chat', '-p', 'hi'], { cwd, env: cleanEnv({}) });
     assert.equal(result.code, 2);
