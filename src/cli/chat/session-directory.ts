@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
 import type { KnownSessions } from './known-sessions.js';
@@ -50,7 +50,17 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
     const iso = now().toISOString();
     return `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${random()}`;
   };
+  /**
+   * `.unstuck/sessions` must be a real folder: a repository can ship it as a link to any folder of
+   * the user's (`~/.bashrc.d`, whose files a shell sources), and the chat would make that folder
+   * 0700 and write transcripts, with the model's text in them, into it.
+   */
+  const refuseLink = async (): Promise<void> => {
+    const info = await lstat(path).catch(() => undefined);
+    if (info?.isSymbolicLink() === true) throw new UnstuckError('USAGE', 'is a symbolic link; refusing to keep or read sessions through it (remove it or make it a folder)', { file: path });
+  };
   const list = async (): Promise<SessionEntry[]> => {
+    await refuseLink();
     let names: string[];
     try {
       names = await readdir(path);
@@ -89,6 +99,7 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
   };
   const ensure = async (): Promise<void> => {
     await ensurePrivateDirectory(cwd);
+    await refuseLink();
     await mkdir(path, { recursive: true, mode: 0o700 });
     // A folder made by an older version is 0755: closed now too.
     await chmod(path, 0o700).catch(() => undefined);
