@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { watch } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -187,6 +188,26 @@ describe('writes of the user\'s files', () => {
     await tools.read_file!.run({ path: 'latin1.txt' }, { signal });
     await assert.rejects(tools.edit_file!.run({ path: 'latin1.txt', old_text: 'value = 1', new_text: 'value = 2' }, { signal }), /not valid UTF-8/);
     assert.deepEqual(await readFile(join(root, 'latin1.txt')), bytes);
+  });
+
+  it('leave the file as it was when the turn is aborted during the write (the model is told the call was cancelled)', async () => {
+    const { root, tools } = await workspace();
+    await writeFile(join(root, 'big.txt'), 'old\n');
+    await tools.read_file!.run({ path: 'big.txt' }, { signal });
+    const controller = new AbortController();
+    // Aborted the moment the temporary file appears: while its 30 MB are written and synced.
+    const watcher = watch(root, (_event, name) => {
+      if (String(name).startsWith('.big.txt.unstuck-')) controller.abort();
+    });
+    try {
+      const outcome = await tools.write_file!.run({ path: 'big.txt', content: 'n'.repeat(30 * 1024 * 1024) }, { signal: controller.signal }).then(String, (error: Error) => `Error: ${error.message}`);
+      assert.ok(controller.signal.aborted, 'the abort did not land during the write');
+      assert.match(outcome, /^Error: the write of big\.txt was stopped: the turn was aborted; the file is unchanged$/);
+    } finally {
+      watcher.close();
+    }
+    assert.equal(await readFile(join(root, 'big.txt'), 'utf8'), 'old\n');
+    assert.deepEqual((await readdir(root)).sort(), ['big.txt']);
   });
 
   it('remove the temporary file a killed writer left, and only a dead writer\'s', async () => {

@@ -54,7 +54,7 @@ export function createEditFileTool(root: string, confirm: Confirm, ledger: FileL
       if (!now.bytes.equals(before.bytes)) throw modifiedSinceRead(requested);
       const data = Buffer.from(text.slice(0, at) + newText + text.slice(at + oldText.length), 'utf8');
       const recordedAt = Date.now();
-      const stat = await replaceFileAtomically(path, data, requested);
+      const stat = await replaceFileAtomically(path, data, requested, signal);
       ledger.remember(path, data, { stat, recordedAt });
       return `edited ${requested} at line ${line}`;
     },

@@ -44,7 +44,7 @@ export function createWriteFileTool(root: string, confirm: Confirm, ledger: File
         throw error;
       });
       const recordedAt = Date.now();
-      const stat = await replaceFileAtomically(path, data, requested);
+      const stat = await replaceFileAtomically(path, data, requested, signal);
       ledger.remember(path, data, { stat, recordedAt });
       return `wrote ${data.byteLength} bytes to ${requested}`;
     },
