@@ -46,7 +46,8 @@ export function createCompactor(host: CompactorHost): Compactor {
     async *run(signal, manual) {
       const history = host.history();
       const budget = host.budgetTokens();
-      const plan = planCompaction(history, { keepTokens: Math.floor(keep * budget), charsPerToken: host.charsPerToken(), manual });
+      // A window smaller than the fixed part of every request leaves no budget: keep nothing old, never a negative count.
+      const plan = planCompaction(history, { keepTokens: Math.max(0, Math.floor(keep * budget)), charsPerToken: host.charsPerToken(), manual });
       if (plan === undefined) {
         if (manual) yield { type: 'compaction-failed', message: 'nothing to compact yet: there is no whole turn before the newest one' };
         return;

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { commandEnvironment, isSecretName } from '../../src/cli/chat/tools/command-environment.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import { cleanEnv, runChatBinary } from './harness/run-chat-binary.js';
+import { cleanEnv, runChatBinary, TSX } from './harness/run-chat-binary.js';
 
 let cwd: string;
 before(async () => {
@@ -63,6 +64,41 @@ describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('a variable off the allow-list is not readable through /proc/$PPID/environ either, yet the chat keeps it (a listed one still reaches the command)', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+    const dir = join(cwd, 'hidden');
+    await mkdir(dir);
+    const command = 'env; echo ---parent---; tr "\\000" "\\n" < /proc/$PPID/environ';
+    const emulator = createEmulator({ profile: 'deepseek', script: [{ toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command }) }] }, { text: 'looked' }] });
+    const server = await emulator.listen();
+    try {
+      // Names that do not look like secrets, holding one all the same.
+      const env = cleanEnv({ OPENAI_API_KEY: 'sk-x', REDIS_URL: 'redis://:redis-pw-8@cache', DATABASE_URL: 'postgres://u:db-pw-9@db', UNSTUCK_COMMAND_ENV: 'DATABASE_URL' });
+      const result = await runChatBinary(['chat', '--base-url', server.url, '--profile', 'deepseek', '--yes', '--json', '-p', 'look around'], { cwd: dir, env });
+      assert.equal(result.code, 0, result.stderr);
+      const output = (JSON.parse(result.stdout) as { toolCalls: { result: string }[] }).toolCalls[0]?.result ?? '';
+      const [own = '', parent = ''] = output.split('---parent---');
+      assert.match(parent, /PATH=/);
+      assert.ok(!output.includes('redis-pw-8'), 'REDIS_URL, off the allow-list, was read from the parent');
+      // Listed by the user: the command gets it, as before.
+      assert.match(own, /^DATABASE_URL=postgres:\/\/u:db-pw-9@db$/m);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a hidden variable leaves the initial block but keeps its value in the process', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+    const module = new URL('../../src/cli/chat/erase-initial-environment.ts', import.meta.url).href;
+    const program = `import { eraseInitialEnvironment } from ${JSON.stringify(module)};
+      import { readFileSync } from 'node:fs';
+      const erased = eraseInitialEnvironment(['GONE_TOKEN'], process.env, ['REDIS_URL']);
+      const block = readFileSync('/proc/self/environ', 'latin1');
+      console.log(JSON.stringify({ erased, redis: process.env.REDIS_URL ?? null, gone: process.env.GONE_TOKEN ?? null, blockHasRedis: block.includes('redis-pw'), blockHasGone: block.includes('gone-secret') }));`;
+    const output = execFileSync(process.execPath, ['--import', TSX, '--input-type=module', '-e', program], { env: { PATH: process.env.PATH ?? '', REDIS_URL: 'redis://:redis-pw@cache', GONE_TOKEN: 'gone-secret' }, encoding: 'utf8' });
+    const seen = JSON.parse(output) as { erased: string[] };
+    seen.erased.sort();
+    assert.deepEqual(seen, { erased: ['GONE_TOKEN', 'REDIS_URL'], redis: 'redis://:redis-pw@cache', gone: null, blockHasRedis: false, blockHasGone: false });
   });
 
   it('refuses a .unstuck that is a symbolic link (a repository could point it anywhere), in one line', async () => {

@@ -60,6 +60,8 @@ describe('what a change will do is shown before it is allowed (issue 12, Low)', 
     const emulator = createEmulator({
       profile: 'deepseek',
       script: [
+        // Read first: an overwrite of a file the model has not read is refused (issue 21).
+        { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: 'poem.txt' }) }] },
         { toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'poem.txt', content: 'roses are red\nviolets are green\n' }) }] },
         { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: 'rows.txt' }) }] },
         { text: 'Done.' },

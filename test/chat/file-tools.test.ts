@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { watch } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -189,6 +190,26 @@ describe('writes of the user\'s files', () => {
     assert.deepEqual(await readFile(join(root, 'latin1.txt')), bytes);
   });
 
+  it('leave the file as it was when the turn is aborted during the write (the model is told the call was cancelled)', async () => {
+    const { root, tools } = await workspace();
+    await writeFile(join(root, 'big.txt'), 'old\n');
+    await tools.read_file!.run({ path: 'big.txt' }, { signal });
+    const controller = new AbortController();
+    // Aborted the moment the temporary file appears: while its 30 MB are written and synced.
+    const watcher = watch(root, (_event, name) => {
+      if (String(name).startsWith('.big.txt.unstuck-')) controller.abort();
+    });
+    try {
+      const outcome = await tools.write_file!.run({ path: 'big.txt', content: 'n'.repeat(30 * 1024 * 1024) }, { signal: controller.signal }).then(String, (error: Error) => `Error: ${error.message}`);
+      assert.ok(controller.signal.aborted, 'the abort did not land during the write');
+      assert.match(outcome, /^Error: the write of big\.txt was stopped: the turn was aborted; the file is unchanged$/);
+    } finally {
+      watcher.close();
+    }
+    assert.equal(await readFile(join(root, 'big.txt'), 'utf8'), 'old\n');
+    assert.deepEqual((await readdir(root)).sort(), ['big.txt']);
+  });
+
   it('remove the temporary file a killed writer left, and only a dead writer\'s', async () => {
     const { root, tools } = await workspace();
     const dead = `.g.txt.unstuck-${2 ** 22 + 12345}-0123abcd.tmp`;
@@ -217,6 +238,26 @@ describe("the model's tools may not write unstuck's own configuration (.unstuck/
     assert.equal(await readFile(join(root, '.unstuck', 'config.json'), 'utf8'), '{}\n');
     assert.deepEqual(await readdir(join(root, '.unstuck')), ['config.json']);
     await assert.rejects(readFile(join(root, '.UNSTUCK', 'config.json')));
+  });
+
+  it("nor the user's own config and trusted-projects.json when the chat runs in the home folder (they were written, and redirected the key of every later chat)", async () => {
+    const home = await mkdtemp(join(base, 'home-'));
+    const tools = Object.fromEntries(createBuiltinTools({ root: home, confirm: allowAll, env: { PATH: process.env.PATH, HOME: home } }).map((tool) => [tool.name, tool]));
+    await mkdir(join(home, '.config', 'unstuck'), { recursive: true });
+    await writeFile(join(home, '.config', 'unstuck', 'config.json'), '{}\n');
+    await symlink('.config', join(home, 'cfg'));
+    const content = JSON.stringify({ baseURL: 'https://attacker.example/v1' });
+    for (const path of ['.config/unstuck/config.json', '.config/unstuck/trusted-projects.json', 'cfg/unstuck/config.json', '.config/unstuck/new/x.json']) {
+      await assert.rejects(tools.write_file!.run({ path, content }, { signal }), /is in unstuck's user configuration \(\.config\/unstuck\); the model's tools may not write there/, path);
+    }
+    await tools.read_file!.run({ path: '.config/unstuck/config.json' }, { signal });
+    await assert.rejects(tools.edit_file!.run({ path: '.config/unstuck/config.json', old_text: '{}', new_text: content }, { signal }), /may not write there/);
+    assert.equal(await readFile(join(home, '.config', 'unstuck', 'config.json'), 'utf8'), '{}\n');
+    assert.deepEqual(await readdir(join(home, '.config', 'unstuck')), ['config.json']);
+    // XDG_CONFIG_HOME wins over HOME, wherever it points; the rest of the home folder stays writable.
+    const xdg = Object.fromEntries(createBuiltinTools({ root: home, confirm: allowAll, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'xdg') } }).map((tool) => [tool.name, tool]));
+    await assert.rejects(xdg.write_file!.run({ path: 'xdg/unstuck/config.json', content }, { signal }), /may not write there/);
+    assert.match(String(await xdg.write_file!.run({ path: '.config/unstuckish.json', content }, { signal })), /^wrote /);
   });
 });
 

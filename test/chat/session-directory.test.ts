@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -51,5 +51,19 @@ describe('the sessions directory', () => {
     assert.equal((await sessions.find('20261129')).id, '20261129-100000-aaaa');
     await assert.rejects(sessions.find('2026'), /ambiguous/);
     await assert.rejects(sessions.find('nope'), /no session 'nope'/);
+  });
+
+  it('refuses a .unstuck/sessions that is a symbolic link: the linked folder is neither made 0700 nor written or listed', async () => {
+    const dir = await mkdtemp(join(cwd, 'linked-'));
+    const victim = await mkdtemp(join(cwd, 'victim-'));
+    await chmod(victim, 0o755);
+    await writeFile(join(victim, '20261130-100000-cccc.md'), 'not a session');
+    await mkdir(join(dir, '.unstuck'));
+    await symlink(victim, join(dir, '.unstuck', 'sessions'));
+    const sessions = createSessionDirectory(dir);
+    await assert.rejects(sessions.select({ kind: 'new' }), /is a symbolic link; refusing to keep or read sessions through it/);
+    await assert.rejects(sessions.find(), /is a symbolic link/);
+    assert.equal((await stat(victim)).mode & 0o777, 0o755);
+    assert.deepEqual(await readdir(victim), ['20261130-100000-cccc.md']);
   });
 });

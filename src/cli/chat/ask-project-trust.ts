@@ -1,4 +1,5 @@
 import type { TrustQuestion } from './chat-config.js';
+import { REORDERING } from './chat-renderer.js';
 import type { AskLine } from './create-asking-confirm.js';
 import type { TerminalStyle } from './terminal-style.js';
 
@@ -40,6 +41,9 @@ function describeSetting(key: string, value: string | number | boolean): string[
 /** One line of a file shown in the terminal: control characters made visible, long lines cut. */
 function clip(text: string): string {
   // eslint-disable-next-line no-control-regex
-  const visible = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  const visible = text
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`)
+    // A right-to-left override could make an attacker's URL read as api.deepseek.com.
+    .replace(REORDERING, (char) => `\\u{${char.charCodeAt(0).toString(16)}}`);
   return visible.length <= PREVIEW_WIDTH ? visible : `${visible.slice(0, PREVIEW_WIDTH - 3)}...`;
 }

@@ -224,11 +224,21 @@ export function previewOutput(result: string, head: number, tail: number, moreHi
   return pick.map((text) => clip(visible(text), PREVIEW_WIDTH));
 }
 
-/** C0 and C1 controls (and DEL) as `\xNN`, tabs as spaces. */
+/**
+ * C0 and C1 controls (and DEL) as `\xNN`, tabs as spaces, and the characters that reorder or hide
+ * text on screen (bidirectional overrides and isolates, zero-width marks: the "Trojan Source"
+ * trick, CVE-2021-42574) as `\u{NNNN}`, so a command or a path reads as what it is.
+ */
 export function visible(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\t/g, '  ').replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text
+    .replace(/\t/g, '  ')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`)
+    .replace(REORDERING, (char) => `\\u{${char.charCodeAt(0).toString(16)}}`);
 }
+
+/** Bidi embeddings, overrides, isolates and marks; the zero-width space and word joiner; the BOM (ZWJ/ZWNJ stay: emoji and scripts need them). */
+export const REORDERING = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
 /** `visible`, but newlines and tabs kept, and CRLF read as a newline. */
 function visibleKeepingLines(text: string): string {

@@ -1,3 +1,4 @@
+import { visible } from './chat-renderer.js';
 import type { TerminalStyle } from './terminal-style.js';
 import { currentToolCall } from './tool-call-context.js';
 import type { ToolCallInfo } from './tool-call-context.js';
@@ -24,8 +25,10 @@ export function createAskingConfirm(options: { ask: AskLine; style: TerminalStyl
     if (signal.aborted) return false;
     options.hold();
     try {
+      // The action holds the model's own text (a command, a path): shown with its control and
+      // direction characters visible, so "\r\x1b[2KAllow run_command: run: ls" cannot pass for the question.
       const shown = preview.map((line) => `    ${line.startsWith('+') ? options.style.green(line) : line.startsWith('-') ? options.style.red(line) : options.style.dim(line)}\n`).join('');
-      const word = (await options.ask(`${shown}${options.style.yellow(`Allow ${request.tool}: ${request.action}? [y]es / [n]o / [a]lways `)}`, signal)).trim().toLowerCase();
+      const word = (await options.ask(`${shown}${options.style.yellow(`Allow ${visible(request.tool)}: ${visible(request.action)}? [y]es / [n]o / [a]lways `)}`, signal)).trim().toLowerCase();
       if (word === 'a' || word === 'always') always = true;
       return always || word === 'y' || word === 'yes';
     } finally {

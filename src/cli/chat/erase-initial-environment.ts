@@ -8,12 +8,21 @@ import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs'
  * with NULs through `/proc/self/mem` (its address is in `/proc/self/stat`, fields 50 and 51); the
  * variable is unset first, so nothing in the process still points at it. Elsewhere only
  * `process.env` is cleared (macOS and Windows show another process's environment to the same
- * user by other means; see docs/decisions/chat-command-environment.md). Returns the names whose
- * bytes were erased from the initial block.
+ * user by other means; see docs/decisions/chat-command-environment.md). `keep`: names whose bytes
+ * leave the block too but whose values stay in `env` (the chat still needs them; a command must
+ * not read them past its allow-list). Returns the names whose bytes were erased from the initial block.
  */
-export function eraseInitialEnvironment(names: readonly string[], env: Record<string, string | undefined> = process.env): string[] {
+export function eraseInitialEnvironment(names: readonly string[], env: Record<string, string | undefined> = process.env, keep: readonly string[] = []): string[] {
   for (const name of names) delete env[name];
-  if (process.platform !== 'linux' || names.length === 0) return [];
+  // Unset and set again: the value now lives in a copy of its own, and the block's bytes can go.
+  for (const name of keep) {
+    const value = env[name];
+    if (value === undefined) continue;
+    delete env[name];
+    env[name] = value;
+  }
+  const erasing = [...names, ...keep];
+  if (process.platform !== 'linux' || erasing.length === 0) return [];
   let fd: number | undefined;
   try {
     const stat = readFileSync('/proc/self/stat', 'utf8');
@@ -33,7 +42,7 @@ export function eraseInitialEnvironment(names: readonly string[], env: Record<st
       const equals = block.indexOf(0x3d, at);
       if (equals !== -1 && equals < stop) {
         const name = block.toString('utf8', at, equals);
-        if (names.includes(name)) {
+        if (erasing.includes(name)) {
           writeSync(fd, Buffer.alloc(stop - at), 0, stop - at, start + at);
           erased.push(name);
         }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
+import type { KnownSessions } from './known-sessions.js';
 import { ensurePrivateDirectory } from './private-directory.js';
 
 /** Where chat sessions live, relative to the working directory. */
@@ -27,14 +28,17 @@ export interface SessionDirectory {
   pathOf(id: string): string;
   /** Every session, newest first. */
   list(): Promise<SessionEntry[]>;
-  /** The session named by `id` or by a unique prefix of it; the newest one without an id. */
+  /**
+   * The session named by `id` or by a unique prefix of it; without an id, the newest one this
+   * user's chat started (`known`): a session shipped in the project is resumed only by name.
+   */
   find(id?: string): Promise<SessionEntry>;
   ensure(): Promise<void>;
   /** The id and file of the chosen session; a new one gets a fresh id (its file appears at its first save). */
   select(choice: SessionChoice): Promise<{ id: string; path: string }>;
 }
 
-export function createSessionDirectory(cwd: string, options: { now?: () => Date; random?: () => string } = {}): SessionDirectory {
+export function createSessionDirectory(cwd: string, options: { now?: () => Date; random?: () => string; known?: KnownSessions } = {}): SessionDirectory {
   const path = join(cwd, SESSIONS_DIRECTORY);
   const now = options.now ?? (() => new Date());
   const random = options.random ?? (() => randomBytes(2).toString('hex'));
@@ -46,7 +50,17 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
     const iso = now().toISOString();
     return `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${random()}`;
   };
+  /**
+   * `.unstuck/sessions` must be a real folder: a repository can ship it as a link to any folder of
+   * the user's (`~/.bashrc.d`, whose files a shell sources), and the chat would make that folder
+   * 0700 and write transcripts, with the model's text in them, into it.
+   */
+  const refuseLink = async (): Promise<void> => {
+    const info = await lstat(path).catch(() => undefined);
+    if (info?.isSymbolicLink() === true) throw new UnstuckError('USAGE', 'is a symbolic link; refusing to keep or read sessions through it (remove it or make it a folder)', { file: path });
+  };
   const list = async (): Promise<SessionEntry[]> => {
+    await refuseLink();
     let names: string[];
     try {
       names = await readdir(path);
@@ -69,9 +83,11 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
   const find = async (id?: string): Promise<SessionEntry> => {
     const entries = await list();
     if (id === undefined) {
-      const newest = entries[0];
-      if (newest === undefined) throw new UnstuckError('USAGE', `no session to resume in ${SESSIONS_DIRECTORY}`);
-      return newest;
+      if (entries.length === 0) throw new UnstuckError('USAGE', `no session to resume in ${SESSIONS_DIRECTORY}`);
+      const known = options.known;
+      if (known === undefined) return entries[0] as SessionEntry;
+      for (const entry of entries) if (await known.has(await realPathOf(entry.path))) return entry;
+      throw new UnstuckError('USAGE', `no session started by your unstuck chat in ${SESSIONS_DIRECTORY} (${entries.length === 1 ? 'the one there was' : `the ${entries.length} there were`} made elsewhere, e.g. shipped with the project: read it, then name it with --resume ID)`);
     }
     pathOf(id);
     const exact = entries.find((entry) => entry.id === id);
@@ -83,6 +99,7 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
   };
   const ensure = async (): Promise<void> => {
     await ensurePrivateDirectory(cwd);
+    await refuseLink();
     await mkdir(path, { recursive: true, mode: 0o700 });
     // A folder made by an older version is 0755: closed now too.
     await chmod(path, 0o700).catch(() => undefined);
@@ -98,7 +115,15 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
       if (choice.kind === 'resume') return await find(choice.id);
       await ensure();
       const id = createId();
+      // Remembered before the first save, so that a later --resume takes it; a list that cannot be written only costs that.
+      await options.known?.add(await realPathOf(pathOf(id))).catch(() => undefined);
       return { id, path: pathOf(id) };
     },
   };
+}
+
+/** The real path of a session file (its folder resolved): one name per file for the list of known sessions. */
+async function realPathOf(path: string): Promise<string> {
+  const folder = await realpath(dirname(path)).catch(() => dirname(path));
+  return join(folder, basename(path));
 }

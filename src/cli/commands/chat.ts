@@ -14,7 +14,9 @@ import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
 import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
-import { CHAT_COMMAND_MARKER, isSecretName } from '../chat/tools/command-environment.js';
+import { createKnownSessions } from '../chat/known-sessions.js';
+import { userConfigDirectory } from '../chat/user-config-directory.js';
+import { CHAT_COMMAND_MARKER, namesToErase } from '../chat/tools/command-environment.js';
 import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
 import { createStoreSessionDirectory, withStoreUrl } from '../store-session-directory.js';
 
@@ -96,13 +98,16 @@ async function runChat(
   // shows, so no command the model runs can read it there (docs/decisions/chat-command-environment.md).
   // A database store still needs its password (PGPASSWORD) after that: it reads a copy of the environment as it was.
   const storeIo = typeof values.store === 'string' ? { ...io, env: { ...io.env } } : io;
-  if (io.env === process.env) eraseInitialEnvironment(Object.keys(io.env).filter((name) => PROVIDER_KEYS.includes(name) || isSecretName(name)));
+  if (io.env === process.env) {
+    const { remove, hide } = namesToErase(io.env, PROVIDER_KEYS);
+    eraseInitialEnvironment(remove, io.env, hide);
+  }
   compactionSettings({ profile: config.profile, contextWindow: config.contextWindow, env: io.env }); // a bad setting stops here, before a session is made
   const context: ChatContext = {
     io,
     config,
     backend: typeof values.store === 'string' ? withStoreUrl(await dependencies.loadBackend(), storeIo) : await dependencies.loadBackend(),
-    sessions: typeof values.store === 'string' ? createStoreSessionDirectory(values.store, storeIo) : createSessionDirectory(io.cwd),
+    sessions: typeof values.store === 'string' ? createStoreSessionDirectory(values.store, storeIo) : createSessionDirectory(io.cwd, { known: createKnownSessions(userConfigDirectory(io.env)) }),
     fetch: explainNetworkErrors(dependencies.fetch ?? globalThis.fetch),
     yes: values.yes === true,
     ...(values['full-output'] === true ? { output: 'full' as const } : {}),

@@ -7,6 +7,7 @@ import { createReadFileTool } from './read-file-tool.js';
 import { createRunCommandTool } from './run-command-tool.js';
 import { createSearchTextTool } from './search-text-tool.js';
 import { createWriteFileTool } from './write-file-tool.js';
+import { userConfigDirectory } from '../user-config-directory.js';
 
 /**
  * The chat's tools, all confined to `root`; the ones that change something ask `confirm` first.
@@ -17,13 +18,16 @@ import { createWriteFileTool } from './write-file-tool.js';
 export function createBuiltinTools(options: { root: string; confirm: Confirm; env: Record<string, string | undefined> }): Tool[] {
   const { root, confirm, env } = options;
   const ledger = createFileLedger();
+  // Where the user's own config and trust decisions are: never the model's to write, like .unstuck/.
+  const userConfig = userConfigDirectory(env);
+  const writable = userConfig === undefined ? {} : { userConfig };
   return [
     createReadFileTool(root, ledger),
     createListDirectoryTool(root),
     // Declared here, not in its file: search_text only reads.
     { ...createSearchTextTool(root), readOnly: true },
-    createWriteFileTool(root, confirm, ledger),
-    createEditFileTool(root, confirm, ledger),
+    createWriteFileTool(root, confirm, ledger, writable),
+    createEditFileTool(root, confirm, ledger, writable),
     // Undeclared, so side effects: a command can change anything.
     createRunCommandTool(root, confirm, env),
   ];

@@ -48,3 +48,20 @@ export function commandEnvironment(env: Record<string, string | undefined>): Rec
   result[CHAT_COMMAND_MARKER] = '1';
   return result;
 }
+
+/**
+ * What the chat takes out of its own initial environment block (/proc/PID/environ, which a command
+ * can read as /proc/$PPID/environ whatever its own environment is): `remove`, the provider keys and
+ * every secret-looking name, unset for good; `hide`, every other name a command would not get,
+ * kept in the chat's environment but not in that block (a DATABASE_URL with a password in it).
+ */
+export function namesToErase(env: Record<string, string | undefined>, providerKeys: readonly string[]): { remove: string[]; hide: string[] } {
+  const passed = new Set(Object.keys(commandEnvironment(env)));
+  const remove: string[] = [];
+  const hide: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (providerKeys.includes(name) || isSecretName(name)) remove.push(name);
+    else if (!passed.has(name)) hide.push(name);
+  }
+  return { remove, hide };
+}

@@ -15,7 +15,7 @@ const MAX_FILE_BYTES = 64 * 1024 * 1024;
  * Side effects. Edits only a file the model has read (or written) in this chat and that has not
  * changed since (see `FileLedger`); the edit is applied to exactly those bytes and written atomically.
  */
-export function createEditFileTool(root: string, confirm: Confirm, ledger: FileLedger): Tool {
+export function createEditFileTool(root: string, confirm: Confirm, ledger: FileLedger, options: { userConfig?: string } = {}): Tool {
   return {
     name: 'edit_file',
     description: 'Replace one exact occurrence of old_text with new_text in a file of the working directory. old_text must occur exactly once. The file must have been read with read_file first. Asks the user first.',
@@ -36,7 +36,7 @@ export function createEditFileTool(root: string, confirm: Confirm, ledger: FileL
       const oldText = requiredString(input, 'old_text');
       const newText = requiredString(input, 'new_text');
       if (oldText === '') throw new Error('old_text must not be empty');
-      const path = await resolveWritableInWorkspace(root, requested);
+      const path = await resolveWritableInWorkspace(root, requested, options.userConfig);
       const before = await readRegularFile(path, requested, MAX_FILE_BYTES);
       await ledger.assertUnchanged(path, requested, before.bytes);
       const text = before.bytes.toString('utf8');
@@ -54,7 +54,7 @@ export function createEditFileTool(root: string, confirm: Confirm, ledger: FileL
       if (!now.bytes.equals(before.bytes)) throw modifiedSinceRead(requested);
       const data = Buffer.from(text.slice(0, at) + newText + text.slice(at + oldText.length), 'utf8');
       const recordedAt = Date.now();
-      const stat = await replaceFileAtomically(path, data, requested);
+      const stat = await replaceFileAtomically(path, data, requested, signal);
       ledger.remember(path, data, { stat, recordedAt });
       return `edited ${requested} at line ${line}`;
     },

@@ -15,13 +15,13 @@ const TEMPORARY = /^\.(.+)\.unstuck-(\d+)-[0-9a-f]{8}\.tmp$/;
  * or the new one, never a mix or a prefix: a temporary file beside it (same directory, so the same
  * file system), fsync, rename over the target, fsync the directory. The file keeps its permission
  * bits (and its owner and group where the process may set them); a new file gets the usual
- * 0666 less umask. Refuses a target that is not a regular file (a directory, a FIFO, a device, a
+ * 0666 less umask. Once `signal` is aborted the rename is not made (the file stays as it was). Refuses a target that is not a regular file (a directory, a FIFO, a device, a
  * symbolic link that appeared meanwhile) or that this process may not write, and never follows a link.
  *
  * Not the session's `writeFileAtomic`: that one writes unstuck's own files (no regular-file or
  * workspace checks, its own cleanup under the writer lock); see docs/decisions/chat-tools-file-safety.md.
  */
-export async function replaceFileAtomically(path: string, data: Uint8Array, name: string): Promise<Stats> {
+export async function replaceFileAtomically(path: string, data: Uint8Array, name: string, signal?: AbortSignal): Promise<Stats> {
   const existing = await regularOrAbsent(path, name);
   const temporary = join(dirname(path), `.${basename(path)}.unstuck-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   // An existing file's mode is set before a byte is written, so a private file is never readable by others meanwhile.
@@ -37,6 +37,9 @@ export async function replaceFileAtomically(path: string, data: Uint8Array, name
     } finally {
       await handle.close();
     }
+    // A turn aborted while the bytes were written: the model is told the call was cancelled, so the
+    // file must stay as it was (the rename is the only step that changes it).
+    if (signal?.aborted === true) throw new Error(`the write of ${name} was stopped: the turn was aborted; the file is unchanged`);
     // Checked again at the last moment: what was a file may have been replaced by something else.
     await regularOrAbsent(path, name);
     await rename(temporary, path);

@@ -12,7 +12,7 @@ import { requiredString, toolArguments } from './tool-arguments.js';
  * Side effects. Creating a file needs nothing; overwriting one needs the model to have read it (or
  * written it) in this chat, unchanged since (see `FileLedger`). The write is atomic.
  */
-export function createWriteFileTool(root: string, confirm: Confirm, ledger: FileLedger): Tool {
+export function createWriteFileTool(root: string, confirm: Confirm, ledger: FileLedger, options: { userConfig?: string } = {}): Tool {
   return {
     name: 'write_file',
     description: 'Create or overwrite a file in the working directory with the given content. An existing file must have been read with read_file first. Asks the user first.',
@@ -30,7 +30,7 @@ export function createWriteFileTool(root: string, confirm: Confirm, ledger: File
       const input = toolArguments(args);
       const requested = requiredString(input, 'path');
       const content = requiredString(input, 'content');
-      const path = await resolveWritableInWorkspace(root, requested);
+      const path = await resolveWritableInWorkspace(root, requested, options.userConfig);
       const exists = await checkTarget(path, requested, ledger);
       const data = Buffer.from(content, 'utf8');
       const action = `${exists ? 'overwrite' : 'create'} ${requested} (${data.byteLength} bytes)`;
@@ -44,7 +44,7 @@ export function createWriteFileTool(root: string, confirm: Confirm, ledger: File
         throw error;
       });
       const recordedAt = Date.now();
-      const stat = await replaceFileAtomically(path, data, requested);
+      const stat = await replaceFileAtomically(path, data, requested, signal);
       ledger.remember(path, data, { stat, recordedAt });
       return `wrote ${data.byteLength} bytes to ${requested}`;
     },
