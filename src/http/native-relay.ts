@@ -112,6 +112,8 @@ class Relay implements Dispatcher.DispatchHandlers {
   #declaredLength: number | undefined;
   #chunked = false;
   #received = 0;
+  /** The status and headers of a compressed answer, not yet written: they go with its first decoded bytes. */
+  #headPending = false;
   /** The client's socket is full: the upstream read waits for its `drain`. */
   #clientBlocked = false;
   #clientGone = false;
@@ -248,24 +250,24 @@ class Relay implements Dispatcher.DispatchHandlers {
 
   /** The answer's status and headers go to the client; its body follows as it comes (decoded first when compressed). */
   #answer(): void {
-    const exchange = this.#exchange;
     this.#settled = true;
     this.#timer.arm();
-    exchange.answered(this.#status);
-    const outgoing = this.#outgoing;
     const raw = this.#headers;
-    outgoing.writeHead(this.#status, this.#statusText, exchange.clientHeaders(raw, this.#encoding !== undefined));
     if (NO_BODY_STATUSES.has(this.#status) || this.#incoming.method === 'HEAD') {
+      this.#writeHead();
       this.#mode = 'none';
       this.#end();
       return;
     }
-    // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
-    if (rawValue(raw, 'content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
     if (this.#encoding === undefined) {
+      this.#writeHead();
+      // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
+      if (rawValue(raw, 'content-type')?.startsWith('text/event-stream') === true) this.#outgoing.flushHeaders();
       this.#mode = 'stream';
       return;
     }
+    // A compressed body: the headers wait for its first decoded bytes, so one that does not decode is a 502, not a cut 200.
+    this.#headPending = true;
     const decoder = decoderOf(this.#encoding);
     this.#decoder = decoder;
     this.#mode = 'decode';
@@ -340,7 +342,14 @@ class Relay implements Dispatcher.DispatchHandlers {
    * Backpressure both ways: a full client socket pauses the upstream read (and the silence timer:
    * waiting on a slow client is not a silent upstream); `drain` resumes both.
    */
+  #writeHead(): void {
+    this.#headPending = false;
+    this.#exchange.answered(this.#status);
+    this.#outgoing.writeHead(this.#status, this.#statusText, this.#exchange.clientHeaders(this.#headers, this.#encoding !== undefined));
+  }
+
   #write(chunk: Buffer): boolean {
+    if (this.#headPending) this.#writeHead();
     if (this.#outgoing.write(chunk)) {
       this.#timer.arm();
       return true;
@@ -366,6 +375,7 @@ class Relay implements Dispatcher.DispatchHandlers {
 
   #end(): void {
     if (this.#ended) return;
+    if (this.#headPending) this.#writeHead();
     this.#ended = true;
     this.#timer.stop();
     this.#outgoing.end();
@@ -382,7 +392,7 @@ class Relay implements Dispatcher.DispatchHandlers {
     this.#timer.stop();
     this.#abort?.(new Error('client closed the connection'));
     this.#decoder?.destroy();
-    if (this.#settled) this.#exchange.finish('client-closed');
+    if (this.#settled && !this.#headPending) this.#exchange.finish('client-closed');
     else this.#exchange.fail('client-closed');
     this.#settled = true;
   }
@@ -396,6 +406,7 @@ class Relay implements Dispatcher.DispatchHandlers {
     this.#decoder?.destroy();
     this.#abort?.(new Error('the answer cannot be relayed'));
     const timedOut = this.#timer.fired;
+    this.#headPending = false;
     if (!this.#outgoing.headersSent) {
       // Cut while its 400 was being read for the heal decision: answered as fetch reports it, a failed upstream.
       const failure = this.#exchange.fail(timedOut ? 'timeout' : 'unreachable', new Error('the upstream closed the connection or sent a body that cannot be decoded'));

@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { pipeline, Readable } from 'node:stream';
 import type { ProxyCoreCarrier, ProxyRequest } from './create-proxy-handler.js';
 import { PROXY_CORE } from './create-proxy-handler.js';
-import { badRequest, createUpstreamPool, cutResponse, decoderFor, isStaleSocketError, relayNative } from './native-relay.js';
-import { toResponse } from './openai-error-response.js';
+import { badRequest, createUpstreamPool, cutResponse, decoderFor, isStaleSocketError, relayNative, writeAnswer } from './native-relay.js';
+import { openAIError, toResponse } from './openai-error-response.js';
 
 /*
  * The node:http adapter of `unstuck/http`, both ways (with native-relay.ts, the only files of it
@@ -88,15 +88,36 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
   const headers: [string, string][] = [];
   for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push([name, value]);
   for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
-  outgoing.writeHead(response.status, response.statusText === '' ? undefined : response.statusText, headers.flat());
+  const writeHead = (): void => {
+    outgoing.writeHead(response.status, response.statusText === '' ? undefined : response.statusText, headers.flat());
+  };
   if (response.body === null) {
+    writeHead();
     outgoing.end();
     return;
   }
-  // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
-  if (response.headers.get('content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
-
   const reader = response.body.getReader();
+  // An SSE client sees the status at once, before the first event. Other bodies carry the headers
+  // in their first write: a body that fails before its first byte (a compressed body that does not
+  // decode) is then answered as a failed upstream, not as a 200 cut short.
+  let first: Awaited<ReturnType<typeof reader.read>> | undefined;
+  if (response.headers.get('content-type')?.startsWith('text/event-stream') === true) {
+    writeHead();
+    outgoing.flushHeaders();
+  } else {
+    try {
+      first = await reader.read();
+    } catch (error) {
+      writeAnswer(outgoing, openAIError(502, `unstuck proxy: the upstream answer failed before its body (${error instanceof Error ? error.message : String(error)})`, 'upstream_unreachable'));
+      return;
+    }
+    if (outgoing.destroyed) {
+      await reader.cancel().catch(() => undefined);
+      return;
+    }
+    writeHead();
+  }
+
   // Writes are corked until the next turn of the event loop, so a body that ends right after its
   // last chunk leaves in one syscall with its terminator; a stream's chunks are still sent at once.
   let corked = false;
@@ -106,7 +127,8 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
   };
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = first ?? (await reader.read());
+      first = undefined;
       if (done) break;
       if (outgoing.destroyed) throw new Error('client closed the connection');
       if (!corked) {
@@ -223,7 +245,13 @@ export function createNodeFetch(options: { maxSockets?: number } = {}): typeof f
           for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
           const status = incoming.statusCode ?? 502;
           const init = { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders };
-          if (status === 101 || status === 204 || status === 205 || status === 304 || method === 'HEAD') {
+          if (status < 200 || status > 599) {
+            // A status a fetch `Response` cannot carry (101, 600–999): a failed fetch, as undici's fetch makes of it.
+            incoming.destroy();
+            reject(new TypeError('fetch failed', { cause: new Error(`the upstream answered with status ${status}`) }));
+            return;
+          }
+          if (status === 204 || status === 205 || status === 304 || method === 'HEAD') {
             incoming.resume();
             resolve(new Response(null, init));
             return;
