@@ -31,7 +31,7 @@ for (const carrier of CARRIERS) {
     assert.equal(server.native, carrier === 'native server');
 
     for (const [name, scenario] of Object.entries(SCENARIOS)) {
-      const readers = name.startsWith('gzip-bomb') || name === 'huge-400' ? [0] : [0, 300];
+      const readers = name.startsWith('gzip-bomb') || name === 'huge-400' ? [0] : [0, 200];
       for (const slowMs of readers) {
         test(`${name}${slowMs > 0 ? ', read by a slow client' : ''}`, async () => {
           // The 400s go to the chat path with a chat body, so the proxy reads them for its heal decision.

@@ -38,9 +38,12 @@ function head(status: string, headers: Record<string, string | number>): string 
   return `${text}\r\n`;
 }
 
-/** Head and body in one write, then the close: the way the undici crash was found. */
+/** The head, then the body and the close (as node:http sends an answer with `Connection: close`: the way the undici crash was found). */
 function closeWith(status: string, headers: Record<string, string | number>, body: Buffer): (socket: Socket) => void {
-  return (socket) => socket.end(Buffer.concat([Buffer.from(head(status, headers)), body]));
+  return (socket) => {
+    socket.write(head(status, headers));
+    socket.end(body);
+  };
 }
 
 function chunked(body: Buffer): Buffer {
@@ -68,8 +71,21 @@ function compressedCases(): Record<string, Scenario> {
   return cases;
 }
 
+/** An answer of ordinary text (a JSON completion, compressible) that decodes to `size` bytes, gzipped, with `Connection: close`. */
+function gzippedText(size: number): Scenario {
+  const unit = '{"index":0,"delta":{"content":"The quick brown fox jumps over the lazy dog."}},';
+  const text = Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size));
+  const packed = gzipSync(text);
+  return { expect: { status: 200, body: text }, answer: closeWith('200 OK', { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': packed.length, connection: 'close' }, packed) };
+}
+
+function textCases(): Record<string, Scenario> {
+  return { 'gzip-text-64k': gzippedText(64 * 1024), 'gzip-text-1m': gzippedText(1024 * 1024), 'gzip-text-8m': gzippedText(8 * 1024 * 1024) };
+}
+
 export const SCENARIOS: Record<string, Scenario> = {
   ...compressedCases(),
+  ...textCases(),
   'plain-large-close': { expect: { status: 200, body: LARGE }, answer: closeWith('200 OK', { 'content-length': LARGE.length, connection: 'close' }, LARGE) },
   'length-longer-than-body': {
     expect: { status: 200, cut: true },
