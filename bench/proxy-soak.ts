@@ -1,5 +1,5 @@
 /**
- * `npm run soak [-- --seconds N] [-- --json]`: the real `unstuck proxy` process (from the sources,
+ * `npm run soak [-- --seconds N] [--json] [--plain]`: the real `unstuck proxy` process (from the sources,
  * through tsx) against misbehaving upstreams and misbehaving clients at once, for 60 s by default.
  * Loopback only; every worker stops at the deadline and the whole run at deadline + 30 s.
  *
@@ -31,7 +31,9 @@ setTimeout(() => {
 }, (seconds + 30) * 1000).unref();
 
 const upstream = await listenMisbehaving();
-const proxy = await startProxyProcess(upstream.url, ['--headers-timeout-ms', '2000', '--request-timeout-ms', '5000', '--upstream-timeout-ms', '5000', '--max-connections', '256', '--drain-timeout-ms', '2000']);
+// `--plain`: no flags but the upstream, to run the soak against a build that predates them (a baseline).
+const flags = args.includes('--plain') ? [] : ['--headers-timeout-ms', '2000', '--request-timeout-ms', '5000', '--upstream-timeout-ms', '5000', '--max-connections', '256', '--drain-timeout-ms', '2000'];
+const proxy = await startProxyProcess(upstream.url, flags);
 const port = Number(new URL(proxy.url).port);
 const pid = proxy.child.pid as number;
 
