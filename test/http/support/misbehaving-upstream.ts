@@ -29,6 +29,8 @@ export interface Scenario {
     | { failedStatus: 502 }; // the proxy answers a 502 in its own error shape
   /** What a client sees instead through a fetch (a `Response` carries only statuses 200–599). */
   fetchExpect?: Scenario['expect'];
+  /** What the handler's own `Response` shows, with no server to hold its headers back (a body that fails after them is cut). */
+  handlerExpect?: Scenario['expect'];
   answer(socket: Socket): void;
 }
 
@@ -124,6 +126,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'two-content-lengths': { expect: { failedStatus: 502 }, answer: (socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 5\r\n\r\nabcde') },
   'corrupt-gzip': {
     expect: { failedStatus: 502 },
+    handlerExpect: { status: 200, cut: true },
     answer: closeWith('200 OK', { 'content-encoding': 'gzip', 'content-length': LARGE.length, connection: 'close' }, LARGE),
   },
   'gzip-bomb': {
