@@ -179,7 +179,7 @@ class Exchange implements ProxyExchange {
 
   tooLarge(size: number): LocalAnswer {
     this.entry.requestBytes = size;
-    return this.#reply(openAIError(413, `unstuck proxy: request body is larger than ${this.maxBodyBytes} bytes`, 'request_too_large', { connection: 'close' }), 'too-large');
+    return this.#reply(openAIError(413, `unstuck proxy: request body is larger than ${this.maxBodyBytes} bytes`, 'request_too_large'), 'too-large');
   }
 
   prepare(bytes: Uint8Array | undefined): Uint8Array | undefined {

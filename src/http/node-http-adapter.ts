@@ -88,10 +88,11 @@ export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Re
       inFlight -= 1;
       if (inFlight === 0) drained?.();
     });
+    outgoing.once('finish', () => lingerAfterEarlyAnswer(incoming));
     if (draining) outgoing.shouldKeepAlive = false; // the answer goes out, the connection closes after it
     if (!hostAllowed(incoming.headers.host)) {
       incoming.resume();
-      writeAnswer(outgoing, openAIError(421, 'unstuck proxy: this Host is not served here (loopback names, the bound address and --allow-host only)', 'host_not_allowed', { connection: 'close' }));
+      writeAnswer(outgoing, openAIError(421, 'unstuck proxy: this Host is not served here (loopback names, the bound address and --allow-host only)', 'host_not_allowed'));
       return;
     }
     try {
@@ -141,6 +142,24 @@ export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Re
     await native?.pool.destroy();
     return { cut };
   }
+}
+
+/** How long the rest of a request's body is read and dropped after its answer went out early (a 413, a 421). */
+const LINGER_MS = 5000;
+
+/**
+ * An answer sent before its request's body was all read (a 413 for a body over the limit): the
+ * rest is read and dropped, so the client, still sending, reads the answer instead of losing it
+ * to a reset (closing a socket with unread input resets it, and a reset discards what the
+ * client had not read yet). A body that goes on past `LINGER_MS` has its connection closed.
+ */
+function lingerAfterEarlyAnswer(incoming: IncomingMessage): void {
+  if (incoming.complete || incoming.destroyed) return;
+  incoming.resume();
+  const timer = setTimeout(() => incoming.socket?.destroy(), LINGER_MS);
+  timer.unref();
+  incoming.once('end', () => clearTimeout(timer));
+  incoming.once('close', () => clearTimeout(timer));
 }
 
 /** An error that escaped a carrier for one request: that request fails (a 502 if nothing was sent yet, else a cut answer). */

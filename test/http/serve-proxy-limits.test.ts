@@ -122,6 +122,41 @@ for (const carrier of ['native server', 'generic server'] as const) {
       }
     });
 
+    test('a body over the limit sent at full speed: the client reads its 413 every time; one that never ends is closed soon after', async () => {
+      const nodeFetch = createNodeFetch();
+      const handler = createProxyHandler({ upstream: upstreamUrl, maxBodyBytes: 1024 * 1024, fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init) });
+      const server = await serveProxy(handler, { port: 0 });
+      try {
+        const port = Number(new URL(server.url).port);
+        const block = `${(256 * 1024).toString(16)}\r\n${'a'.repeat(256 * 1024)}\r\n`;
+        const upload = (blocks: number): Promise<{ answer: string; ms: number }> => {
+          const connection = rawConnection(port, 'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+          let sent = 0;
+          const more = (): void => {
+            while (sent < blocks && !connection.socket.destroyed) {
+              sent += 1;
+              if (!connection.socket.write(block)) {
+                connection.socket.once('drain', more);
+                return;
+              }
+            }
+            if (Number.isFinite(blocks)) connection.socket.end('0\r\n\r\n');
+          };
+          more();
+          return connection.closed;
+        };
+        for (let attempt = 0; attempt < 10; attempt += 1) {
+          const { answer } = await upload(40); // 10 MiB against a 1 MiB limit
+          assert.match(answer, /^HTTP\/1\.1 413 /, `attempt ${attempt}: ${JSON.stringify(answer.slice(0, 60))}`);
+        }
+        const endless = await upload(Infinity);
+        assert.match(endless.answer, /^HTTP\/1\.1 413 /);
+        assert.ok(endless.ms < 5000 + 2000, `an endless body was read for ${endless.ms.toFixed(0)} ms after its 413`);
+      } finally {
+        await server.close();
+      }
+    });
+
     test('shutdown drains: a stream in flight ends whole, a new connection is refused, one longer than the drain bound is cut', async () => {
       const server = await proxy(carrier);
       const port = Number(new URL(server.url).port);
