@@ -29,6 +29,8 @@ const CARRIER_MODULES = /^(?:node:)?(?:http|https|http2|net|tls)$|^undici(?:\/|$
 const CARRIERS = new Set([
   'http/node-http-adapter.ts',
   'http/native-relay.ts',
+  // The native relay's upstream sockets, guarded against undici 6's assertion (nodejs/undici#5360).
+  'http/guarded-connector.ts',
   // The emulator's own copy of the node adapter; it is to be merged into the http carriers, and
   // the emulator served through them, after which this entry goes.
   'emulator/listen.ts',
@@ -110,9 +112,9 @@ describe('the rule catches', () => {
     ['a dynamic import of a computed specifier', 'agent/run.ts', "const name = '../http/index.js';\nexport const load = () => import(name);", 'agent/run.ts:2 dynamically imports a computed specifier, which cannot be checked (agent may import core, session, agent)'],
     ['a side-effect import across layers', 'http/proxy.ts', "import '../session/index.js';", 'http/proxy.ts:1 imports ../session/index.js (http may import core, http)'],
     ['an import() type across layers', 'emulator/serve.ts', "export type Store = import('../session/index.js').SessionStore;", 'emulator/serve.ts:1 imports ../session/index.js (emulator may import core, emulator)'],
-    ['node:http outside the carriers', 'agent/client.ts', "import { request } from 'node:http';", "agent/client.ts:1 imports 'node:http': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, emulator/listen.ts) may"],
-    ['undici outside the carriers, in the http layer', 'http/create-sanitizing-fetch.ts', "import { Agent } from 'undici';", "http/create-sanitizing-fetch.ts:1 imports 'undici': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, emulator/listen.ts) may"],
-    ['node:net imported dynamically by the CLI', 'cli/commands/proxy.ts', "export const net = await import('node:net');", "cli/commands/proxy.ts:1 dynamically imports 'node:net': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, emulator/listen.ts) may"],
+    ['node:http outside the carriers', 'agent/client.ts', "import { request } from 'node:http';", "agent/client.ts:1 imports 'node:http': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may"],
+    ['undici outside the carriers, in the http layer', 'http/create-sanitizing-fetch.ts', "import { Agent } from 'undici';", "http/create-sanitizing-fetch.ts:1 imports 'undici': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may"],
+    ['node:net imported dynamically by the CLI', 'cli/commands/proxy.ts', "export const net = await import('node:net');", "cli/commands/proxy.ts:1 dynamically imports 'node:net': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may"],
     ['chat importing http', 'chat/backend.ts', "import { createSanitizingFetch } from '../http/index.js';", 'chat/backend.ts:1 imports ../http/index.js (chat may import core, session, agent, chat)'],
   ];
   for (const [what, path, source, problem] of cases) {

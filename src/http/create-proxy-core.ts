@@ -21,6 +21,8 @@ export interface ProxyLogEntry {
   healRetry: boolean;
   outcome: 'complete' | 'client-closed' | 'upstream-error' | 'upstream-timeout' | 'upstream-unreachable' | 'too-large' | 'local';
   requestBytes: number;
+  /** What went wrong inside the proxy, when something did: an error's name and message, never a body or a header value. */
+  error?: string;
   /** From receiving the request to its response headers from upstream. */
   upstreamMs?: number;
   /** From receiving the request to the end of its response body. */
@@ -44,6 +46,8 @@ export interface ProxyOptions {
 
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 300_000;
+/** The most of one upstream answer read whole for the heal decision (see `ProxyExchange.maxHealBytes`). */
+export const MAX_HEAL_BODY_BYTES = 1024 * 1024;
 
 /**
  * Every decision of one proxied request, with no I/O: the handler (fetch objects) and the native
@@ -65,6 +69,12 @@ export interface ProxyExchange {
   readonly upstreamPath: string;
   readonly maxBodyBytes: number;
   readonly timeoutMs: number;
+  /**
+   * How much of an answer `mayHeal` asks for may be read whole (raw, and decoded when compressed).
+   * A provider's pairing error is a few hundred bytes; a larger answer cannot be one and is relayed
+   * as it comes, like any other, so no upstream makes the proxy hold more than this per request.
+   */
+  readonly maxHealBytes: number;
   /** The 413 for a body (declared or read) over the limit; ends the exchange. */
   tooLarge(size: number): LocalAnswer;
   /** The body to send: the same bytes when nothing needs repair, the repaired JSON otherwise. */
@@ -84,6 +94,8 @@ export interface ProxyExchange {
   fail(kind: 'timeout' | 'unreachable' | 'client-closed', error?: unknown): LocalAnswer | undefined;
   /** A local answer was sent (health, metrics). */
   answer(answer: LocalAnswer): void;
+  /** An error escaped a carrier's code while relaying this exchange: it goes in the log line (the carrier then fails the exchange). */
+  noteError(error: unknown): void;
   /** The relayed response ended: complete, cut by the upstream (a reset, a timeout) or by the client leaving. */
   finish(outcome: 'complete' | 'client-closed' | 'upstream-error' | 'upstream-timeout'): void;
 }
@@ -141,6 +153,7 @@ class Exchange implements ProxyExchange {
   readonly upstreamPath: string;
   readonly maxBodyBytes: number;
   readonly timeoutMs: number;
+  readonly maxHealBytes = MAX_HEAL_BODY_BYTES;
   readonly #settings: Settings;
   readonly #started = performance.now();
   readonly #isChat: boolean;
@@ -166,7 +179,7 @@ class Exchange implements ProxyExchange {
 
   tooLarge(size: number): LocalAnswer {
     this.entry.requestBytes = size;
-    return this.#reply(openAIError(413, `unstuck proxy: request body is larger than ${this.maxBodyBytes} bytes`, 'request_too_large', { connection: 'close' }), 'too-large');
+    return this.#reply(openAIError(413, `unstuck proxy: request body is larger than ${this.maxBodyBytes} bytes`, 'request_too_large'), 'too-large');
   }
 
   prepare(bytes: Uint8Array | undefined): Uint8Array | undefined {
@@ -239,6 +252,12 @@ class Exchange implements ProxyExchange {
 
   answer(answer: LocalAnswer): void {
     this.#reply(answer, 'local');
+  }
+
+  noteError(error: unknown): void {
+    if (this.entry.error !== undefined) return;
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    this.entry.error = text.split('\n')[0]?.slice(0, 200) ?? '';
   }
 
   finish(outcome: 'complete' | 'client-closed' | 'upstream-error' | 'upstream-timeout'): void {

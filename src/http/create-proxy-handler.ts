@@ -4,6 +4,7 @@ import { pairsOfRaw, rawOf } from './forward-headers.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { toResponse } from './openai-error-response.js';
 import type { ProxyMetrics } from './proxy-metrics.js';
+import { readAnswerText } from './read-answer-text.js';
 import { readLimitedBody } from './read-limited-body.js';
 import { SilenceTimer } from './silence-timer.js';
 
@@ -88,11 +89,16 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
       const init = { method: request.method, headers, redirect: 'manual' as const, signal: controller.signal };
       upstream = await send(exchange.url, body === undefined ? init : { ...init, body });
       if (exchange.mayHeal(upstream.status)) {
-        text = await upstream.text();
-        const retry = exchange.heal(upstream.status, text);
-        if (retry !== undefined) {
-          text = undefined;
-          upstream = await send(exchange.url, { ...init, body: retry });
+        const read = await readAnswerText(upstream, exchange.maxHealBytes);
+        if ('response' in read) {
+          upstream = read.response; // too large to be a pairing error: relayed as it comes
+        } else {
+          text = read.text;
+          const retry = exchange.heal(upstream.status, text);
+          if (retry !== undefined) {
+            text = undefined;
+            upstream = await send(exchange.url, { ...init, body: retry });
+          }
         }
       }
     } catch (error) {

@@ -1,6 +1,8 @@
 import type { FormatChange, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import { MAX_HEAL_BODY_BYTES } from './create-proxy-core.js';
 import { healChatBody } from './heal-chat-body.js';
 import { isChatCompletionsPath } from './is-chat-completions-path.js';
+import { readAnswerText } from './read-answer-text.js';
 import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
 import { sanitizeByWire } from './wires/sanitize-by-wire.js';
@@ -56,7 +58,9 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
     const response = await send(...outgoing.build(first.changed ? JSON.stringify(first.body) : undefined));
     if (response.status !== 400) return response;
 
-    const text = await response.text();
+    const read = await readAnswerText(response, MAX_HEAL_BODY_BYTES);
+    if ('response' in read) return read.response; // too large to be a pairing error: handed over unread
+    const text = read.text;
     const again = (): Response => {
       const headers = new Headers(response.headers);
       headers.delete('content-length'); // the text is decoded and re-encoded: its length is the new body's

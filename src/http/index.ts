@@ -4,7 +4,7 @@ export { createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS
 export type { ProxyHandler, ProxyHandlerOptions, ProxyLogEntry, ProxyRequest } from './create-proxy-handler.js';
 export { createProxyMetrics } from './proxy-metrics.js';
 export type { ProxyMetrics } from './proxy-metrics.js';
-export { createNodeFetch, serveProxy } from './node-http-adapter.js';
+export { createNodeFetch, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS, serveProxy } from './node-http-adapter.js';
 export type { ServeOptions, ServingProxy } from './node-http-adapter.js';
 export { isChatCompletionsPath } from './is-chat-completions-path.js';
 export type { RepairPolicy } from './sanitize-chat-body.js';

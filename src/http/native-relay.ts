@@ -5,6 +5,7 @@ import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
 import type { ProxyCore, ProxyExchange } from './create-proxy-core.js';
 import { rawValue } from './forward-headers.js';
+import { createGuardedConnector, isUpstreamEndedWhilePaused } from './guarded-connector.js';
 import { SilenceTimer } from './silence-timer.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { openAIError } from './openai-error-response.js';
@@ -19,14 +20,14 @@ import { openAIError } from './openai-error-response.js';
  */
 
 const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
-/** A 400 is read whole to decide on a heal; a decoded one may not grow past this. */
-const MAX_HEAL_TEXT_BYTES = 8 * 1024 * 1024;
+/** Compressed input a decoder may hold before the upstream read waits for it (zlib works on the thread pool). */
+const DECODER_INPUT_WINDOW = 1024 * 1024;
 
 /** The upstream pool for a proxy core: keep-alive connections, no timeouts of its own (the relay's silence timer is the one). */
 export function createUpstreamPool(core: ProxyCore): Pool {
   const { protocol, hostname, port } = core.upstream;
   const host = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
-  return new Pool(`${protocol}//${host}${port === '' ? '' : `:${port}`}`, { connections: 256, headersTimeout: 0, bodyTimeout: 0 });
+  return new Pool(`${protocol}//${host}${port === '' ? '' : `:${port}`}`, { connections: 256, headersTimeout: 0, bodyTimeout: 0, connect: createGuardedConnector() });
 }
 
 export function relayNative(core: ProxyCore, pool: Dispatcher, incoming: IncomingMessage, outgoing: ServerResponse, origin: string): void {
@@ -107,6 +108,14 @@ class Relay implements Dispatcher.DispatchHandlers {
   #encoding: Encoding | undefined;
   #decoder: Transform | undefined;
   #parts: Buffer[] = [];
+  /** The answer's framing, to tell a complete body from a cut one when the upstream closes while it is held back. */
+  #declaredLength: number | undefined;
+  #chunked = false;
+  #received = 0;
+  /** The status and headers of a compressed answer, not yet written: they go with its first decoded bytes. */
+  #headPending = false;
+  /** The client's socket is full: the upstream read waits for its `drain`. */
+  #clientBlocked = false;
   #clientGone = false;
   #resent = false;
   /** The client has its answer's status (or a failure was answered): no more sending or failing over. */
@@ -119,14 +128,14 @@ class Relay implements Dispatcher.DispatchHandlers {
     this.#incoming = incoming;
     this.#outgoing = outgoing;
     const headers = exchange.upstreamHeaders(raw);
-    headers.push('accept-encoding', 'identity'); // nothing here decodes a compressed body but `decoderFor` below
+    headers.push('accept-encoding', 'identity'); // nothing here decodes a compressed body but `decoderOf` below
     this.#options = { path: exchange.upstreamPath, method: (incoming.method ?? 'GET') as Dispatcher.HttpMethod, headers, body: null };
     this.#timer = new SilenceTimer(exchange.timeoutMs, () => this.#onSilence());
   }
 
   start(body: Uint8Array | undefined): void {
-    this.#outgoing.once('close', () => this.#onClientClose());
-    this.#outgoing.on('drain', () => this.#onDrain());
+    this.#outgoing.once('close', () => this.#guard(() => this.#onClientClose()));
+    this.#outgoing.on('drain', () => this.#guard(() => this.#onDrain()));
     this.#exchange.sending();
     this.#send(body);
   }
@@ -156,53 +165,35 @@ class Relay implements Dispatcher.DispatchHandlers {
     for (let index = 0; index < rawHeaders.length; index += 1) raw.push((rawHeaders[index] as Buffer).toString('latin1'));
     const exchange = this.#exchange;
     this.#encoding = encodingOf(rawValue(raw, 'content-encoding'));
-    if (exchange.mayHeal(status)) {
-      this.#status = status;
-      this.#statusText = statusText;
-      this.#headers = raw;
+    this.#declaredLength = lengthOf(rawValue(raw, 'content-length'));
+    this.#chunked = rawValue(raw, 'transfer-encoding')?.toLowerCase().includes('chunked') === true;
+    this.#received = 0;
+    this.#status = status;
+    this.#statusText = statusText;
+    this.#headers = raw;
+    // A body that says it is larger than any heal decision reads is relayed at once, as any answer.
+    if (exchange.mayHeal(status) && (this.#declaredLength ?? 0) <= exchange.maxHealBytes) {
       this.#parts = [];
       this.#mode = 'heal';
       return true;
     }
-    this.#settled = true;
-    this.#timer.arm();
-    exchange.answered(status);
-    const outgoing = this.#outgoing;
-    outgoing.writeHead(status, statusText, exchange.clientHeaders(raw, this.#encoding !== undefined));
-    if (NO_BODY_STATUSES.has(status) || this.#incoming.method === 'HEAD') {
-      this.#mode = 'none';
-      this.#end();
-      return true;
-    }
-    // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
-    if (rawValue(raw, 'content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
-    const decoder = this.#encoding === undefined ? undefined : decoderOf(this.#encoding);
-    if (decoder === undefined) {
-      this.#mode = 'stream';
-      return true;
-    }
-    this.#decoder = decoder;
-    this.#mode = 'decode';
-    decoder.on('data', (chunk: Buffer) => {
-      if (!this.#write(chunk)) decoder.pause();
-    });
-    decoder.on('drain', () => this.#resume?.());
-    decoder.once('end', () => this.#end());
-    decoder.once('error', () => this.#fail());
+    this.#answer();
     return true;
   }
 
   onData(chunk: Buffer): boolean {
+    this.#received += chunk.byteLength;
     switch (this.#mode) {
       case 'stream':
         return this.#write(chunk);
       case 'decode':
         this.#timer.arm();
-        return (this.#decoder as Transform).write(chunk);
+        return this.#decode(chunk);
       case 'heal':
         this.#timer.arm();
         this.#parts.push(chunk);
-        return true;
+        if (this.#received <= this.#exchange.maxHealBytes) return true;
+        return this.#passThrough(); // too large for a pairing error: the client gets it as it comes
       default:
         return true; // the body of an answer that has none for the client (HEAD, 204)
     }
@@ -226,6 +217,12 @@ class Relay implements Dispatcher.DispatchHandlers {
 
   onError(error: Error): void {
     if (this.#ended || this.#clientGone) return;
+    // The upstream closed while its answer was held back for a slow client (guarded-connector.ts):
+    // every byte it sent has been handed over; the framing says whether that was the whole body.
+    if (isUpstreamEndedWhilePaused(error) && this.#mode !== 'none' && this.#bodyComplete()) {
+      this.onComplete();
+      return;
+    }
     // A kept-alive socket the upstream closed just as we reused it: sent once more, on a fresh
     // socket (the retry Node's http docs recommend; a fresh socket has read nothing yet).
     if (!this.#resent && !this.#settled && this.#mode === 'none' && !this.#timer.fired && isReusedSocketClosed(error)) {
@@ -245,13 +242,82 @@ class Relay implements Dispatcher.DispatchHandlers {
     this.#fail();
   }
 
+  /** Whether the bytes received are the whole body its headers announced (a body without length or chunks ends with the connection). */
+  #bodyComplete(): boolean {
+    if (this.#declaredLength !== undefined) return this.#received === this.#declaredLength;
+    return !this.#chunked;
+  }
+
+  /** The answer's status and headers go to the client; its body follows as it comes (decoded first when compressed). */
+  #answer(): void {
+    this.#settled = true;
+    this.#timer.arm();
+    const raw = this.#headers;
+    if (NO_BODY_STATUSES.has(this.#status) || this.#incoming.method === 'HEAD') {
+      this.#writeHead();
+      this.#mode = 'none';
+      this.#end();
+      return;
+    }
+    if (this.#encoding === undefined) {
+      this.#writeHead();
+      // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
+      if (rawValue(raw, 'content-type')?.startsWith('text/event-stream') === true) this.#outgoing.flushHeaders();
+      this.#mode = 'stream';
+      return;
+    }
+    // A compressed body: the headers wait for its first decoded bytes, so one that does not decode is a 502, not a cut 200.
+    this.#headPending = true;
+    const decoder = decoderOf(this.#encoding);
+    this.#decoder = decoder;
+    this.#mode = 'decode';
+    decoder.on('data', (chunk: Buffer) =>
+      this.#guard(() => {
+        if (!this.#write(chunk)) decoder.pause();
+      }),
+    );
+    decoder.on('drain', () => this.#guard(() => this.#resumeUpstream()));
+    decoder.once('end', () => this.#guard(() => this.#end()));
+    decoder.once('error', () => this.#guard(() => this.#fail()));
+  }
+
+  /**
+   * Feeds the decoder. The upstream read is held back only for the client (its socket is full) or
+   * when the decoder has a whole window of input waiting, never merely because zlib works on the
+   * thread pool: a paused read is what a closing upstream must not find (guarded-connector.ts).
+   */
+  #decode(chunk: Buffer): boolean {
+    const decoder = this.#decoder as Transform;
+    decoder.write(chunk);
+    return !this.#clientBlocked && decoder.writableLength < DECODER_INPUT_WINDOW;
+  }
+
+  /** A 400 too large for the heal decision: what was read goes out first, the rest as it comes. */
+  #passThrough(): boolean {
+    const parts = this.#parts;
+    this.#parts = [];
+    this.#answer();
+    let more = true;
+    for (const part of parts) {
+      if (this.#mode === 'stream') more = this.#write(part);
+      else if (this.#mode === 'decode') more = this.#decode(part);
+    }
+    return more;
+  }
+
   /** A 400 read whole: either the one heal retry, or this text back as it was read. */
   #healOrAnswer(): void {
     let text: string;
     try {
-      text = textOf(Buffer.concat(this.#parts), this.#encoding);
-    } catch {
-      this.#fail();
+      text = textOf(Buffer.concat(this.#parts), this.#encoding, this.#exchange.maxHealBytes);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+        // A small compressed body that decodes past the limit (a compression bomb): relayed, decoded as it streams.
+        this.#passThrough();
+        this.onComplete();
+        return;
+      }
+      this.#fail(); // a compressed body that does not decode
       return;
     }
     this.#parts = [];
@@ -276,24 +342,40 @@ class Relay implements Dispatcher.DispatchHandlers {
    * Backpressure both ways: a full client socket pauses the upstream read (and the silence timer:
    * waiting on a slow client is not a silent upstream); `drain` resumes both.
    */
+  #writeHead(): void {
+    this.#headPending = false;
+    this.#exchange.answered(this.#status);
+    this.#outgoing.writeHead(this.#status, this.#statusText, this.#exchange.clientHeaders(this.#headers, this.#encoding !== undefined));
+  }
+
   #write(chunk: Buffer): boolean {
+    if (this.#headPending) this.#writeHead();
     if (this.#outgoing.write(chunk)) {
       this.#timer.arm();
       return true;
     }
+    this.#clientBlocked = true;
     this.#timer.disarm();
     return false;
   }
 
   #onDrain(): void {
+    this.#clientBlocked = false;
     if (this.#ended) return;
     this.#timer.arm();
     if (this.#mode === 'decode') this.#decoder?.resume();
-    else this.#resume?.();
+    this.#resumeUpstream();
+  }
+
+  #resumeUpstream(): void {
+    if (this.#clientBlocked || this.#ended) return;
+    if (this.#mode === 'decode' && (this.#decoder?.writableLength ?? 0) >= DECODER_INPUT_WINDOW) return;
+    this.#resume?.();
   }
 
   #end(): void {
     if (this.#ended) return;
+    if (this.#headPending) this.#writeHead();
     this.#ended = true;
     this.#timer.stop();
     this.#outgoing.end();
@@ -310,27 +392,46 @@ class Relay implements Dispatcher.DispatchHandlers {
     this.#timer.stop();
     this.#abort?.(new Error('client closed the connection'));
     this.#decoder?.destroy();
-    if (this.#settled) this.#exchange.finish('client-closed');
+    if (this.#settled && !this.#headPending) this.#exchange.finish('client-closed');
     else this.#exchange.fail('client-closed');
     this.#settled = true;
   }
 
-  /** Upstream failed mid-body (a reset, a silence): the client sees a cut response, never a complete one. */
+  /** Upstream failed mid-body (a reset, a silence, a body that does not decode): the client sees a cut response, never a complete one. */
   #fail(): void {
     if (this.#ended) return;
     this.#settled = true;
     this.#ended = true;
     this.#timer.stop();
     this.#decoder?.destroy();
+    this.#abort?.(new Error('the answer cannot be relayed'));
     const timedOut = this.#timer.fired;
+    this.#headPending = false;
     if (!this.#outgoing.headersSent) {
       // Cut while its 400 was being read for the heal decision: answered as fetch reports it, a failed upstream.
-      const failure = this.#exchange.fail(timedOut ? 'timeout' : 'unreachable', new Error('the upstream closed the connection'));
+      const failure = this.#exchange.fail(timedOut ? 'timeout' : 'unreachable', new Error('the upstream closed the connection or sent a body that cannot be decoded'));
       if (failure !== undefined) writeAnswer(this.#outgoing, failure);
       return;
     }
     this.#exchange.finish(timedOut ? 'upstream-timeout' : 'upstream-error');
     cutResponse(this.#outgoing);
+  }
+
+  /**
+   * Runs one of this relay's event listeners. An error escaping one (a bug here, or in what a
+   * stream does with what an upstream sent) fails this exchange alone instead of the process.
+   */
+  #guard(listener: () => void): void {
+    try {
+      listener();
+    } catch (error) {
+      this.#exchange.noteError(error);
+      try {
+        this.#fail();
+      } catch {
+        this.#outgoing.destroy();
+      }
+    }
   }
 }
 
@@ -395,9 +496,15 @@ function decoderOf(encoding: Encoding): Transform {
   return createBrotliDecompress();
 }
 
-/** A whole (small) body as text, decoded first when the upstream compressed it. */
-function textOf(bytes: Buffer, encoding: Encoding | undefined): string {
-  const options = { maxOutputLength: MAX_HEAL_TEXT_BYTES };
+/** The value of a `content-length` header, or undefined when there is none (or it is no length). */
+function lengthOf(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/** A whole (small) body as text, decoded first when the upstream compressed it; a decoded body over `limit` throws ERR_BUFFER_TOO_LARGE. */
+function textOf(bytes: Buffer, encoding: Encoding | undefined, limit: number): string {
+  const options = { maxOutputLength: limit };
   if (encoding === 'gzip') return gunzipSync(bytes, options).toString('utf8');
   if (encoding === 'deflate') return inflateSync(bytes, options).toString('utf8');
   if (encoding === 'br') return brotliDecompressSync(bytes, options).toString('utf8');

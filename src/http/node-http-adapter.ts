@@ -6,8 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { pipeline, Readable } from 'node:stream';
 import type { ProxyCoreCarrier, ProxyRequest } from './create-proxy-handler.js';
 import { PROXY_CORE } from './create-proxy-handler.js';
-import { badRequest, createUpstreamPool, cutResponse, decoderFor, isStaleSocketError, relayNative } from './native-relay.js';
-import { toResponse } from './openai-error-response.js';
+import { badRequest, createUpstreamPool, cutResponse, decoderFor, isStaleSocketError, relayNative, writeAnswer } from './native-relay.js';
+import { createHostCheck } from './allowed-host.js';
+import { openAIError, toResponse } from './openai-error-response.js';
 
 /*
  * The node:http adapter of `unstuck/http`, both ways (with native-relay.ts, the only files of it
@@ -21,13 +22,33 @@ export interface ServeOptions {
   port?: number;
   /** Default 127.0.0.1: a proxy holding API keys is not for the network unless asked. */
   host?: string;
+  /** `Host` names served besides loopback names and the bound address (others get a 421; see allowed-host.ts). */
+  allowHosts?: readonly string[];
+  /** A client must have sent its whole request (headers and body) within this (default 60 s; 0 = no limit). */
+  requestTimeoutMs?: number;
+  /** A client must have sent its request headers within this (default 10 s). */
+  headersTimeoutMs?: number;
+  /** Connections held at once; more are refused at accept (default 512). */
+  maxConnections?: number;
 }
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_CONNECTIONS = 512;
 
 export interface ServingProxy {
   url: string;
   /** True when the handler is served natively (see `serveProxy`). */
   native: boolean;
+  /** Requests received whose answer has not ended yet. */
+  readonly inFlight: number;
+  /** Closes every connection at once (`shutdown` with no drain). */
   close(): Promise<void>;
+  /**
+   * Stops accepting connections and closes idle ones at once; requests in flight may finish for up
+   * to `drainMs`, then every connection is closed. Resolves with how many requests were cut.
+   */
+  shutdown(options: { drainMs: number }): Promise<{ cut: number }>;
 }
 
 /**
@@ -46,9 +67,40 @@ export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Re
   const carried = handler[PROXY_CORE];
   const ours = (carried?.fetch as NodeFetchCarrier | undefined)?.[NODE_FETCH] === true;
   const native = carried !== undefined && ours ? { core: carried.core, pool: createUpstreamPool(carried.core) } : undefined;
-  const server = createServer({ noDelay: true }, (incoming, outgoing) => {
-    if (native !== undefined) relayNative(native.core, native.pool, incoming, outgoing, origin);
-    else void relay(handler, incoming, outgoing, origin);
+  const hostAllowed = createHostCheck({ bound: host, ...(options.allowHosts === undefined ? {} : { allowHosts: options.allowHosts }) });
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // A slow client is bounded twice: its headers within `headersTimeout`, its whole request within
+  // `requestTimeout` (Node checks both every `connectionsCheckingInterval`, 30 s by default).
+  const server = createServer({
+    noDelay: true,
+    requestTimeout,
+    headersTimeout: Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout === 0 ? Infinity : requestTimeout),
+    connectionsCheckingInterval: 1000,
+  });
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  let inFlight = 0;
+  let draining = false;
+  let stopping: Promise<{ cut: number }> | undefined;
+  let drained: (() => void) | undefined;
+  server.on('request', (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    inFlight += 1;
+    outgoing.once('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) drained?.();
+    });
+    outgoing.once('finish', () => lingerAfterEarlyAnswer(incoming));
+    if (draining) outgoing.shouldKeepAlive = false; // the answer goes out, the connection closes after it
+    if (!hostAllowed(incoming.headers.host)) {
+      incoming.resume();
+      writeAnswer(outgoing, openAIError(421, 'unstuck proxy: this Host is not served here (loopback names, the bound address and --allow-host only)', 'host_not_allowed'));
+      return;
+    }
+    try {
+      if (native !== undefined) relayNative(native.core, native.pool, incoming, outgoing, origin);
+      else relay(handler, incoming, outgoing, origin).catch((error: unknown) => failRelay(outgoing, error));
+    } catch (error) {
+      failRelay(outgoing, error);
+    }
   });
   server.listen(options.port ?? 8787, host);
   await once(server, 'listening');
@@ -57,14 +109,66 @@ export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Re
   return {
     url: origin,
     native: native !== undefined,
-    async close() {
-      const closed = once(server, 'close');
-      server.close();
-      server.closeAllConnections();
-      await closed;
-      await native?.pool.destroy();
+    get inFlight() {
+      return inFlight;
     },
+    async close() {
+      await shutdown({ drainMs: 0 });
+    },
+    shutdown,
   };
+
+  function shutdown(closeOptions: { drainMs: number }): Promise<{ cut: number }> {
+    stopping ??= stop(closeOptions.drainMs);
+    return stopping;
+  }
+
+  async function stop(drainMs: number): Promise<{ cut: number }> {
+    const closed = once(server, 'close');
+    draining = true;
+    server.close(); // no new connections; idle kept-alive ones close now
+    server.closeIdleConnections();
+    if (drainMs > 0 && inFlight > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        drained = resolve;
+        timer = setTimeout(resolve, drainMs);
+      });
+      clearTimeout(timer);
+    }
+    const cut = inFlight;
+    server.closeAllConnections();
+    await closed;
+    await native?.pool.destroy();
+    return { cut };
+  }
+}
+
+/** How long the rest of a request's body is read and dropped after its answer went out early (a 413, a 421). */
+const LINGER_MS = 5000;
+
+/**
+ * An answer sent before its request's body was all read (a 413 for a body over the limit): the
+ * rest is read and dropped, so the client, still sending, reads the answer instead of losing it
+ * to a reset (closing a socket with unread input resets it, and a reset discards what the
+ * client had not read yet). A body that goes on past `LINGER_MS` has its connection closed.
+ */
+function lingerAfterEarlyAnswer(incoming: IncomingMessage): void {
+  if (incoming.complete || incoming.destroyed) return;
+  incoming.resume();
+  const timer = setTimeout(() => incoming.socket?.destroy(), LINGER_MS);
+  timer.unref();
+  incoming.once('end', () => clearTimeout(timer));
+  incoming.once('close', () => clearTimeout(timer));
+}
+
+/** An error that escaped a carrier for one request: that request fails (a 502 if nothing was sent yet, else a cut answer). */
+function failRelay(outgoing: ServerResponse, error: unknown): void {
+  if (!outgoing.headersSent) {
+    writeAnswer(outgoing, openAIError(502, `unstuck proxy: internal error (${error instanceof Error ? error.message : String(error)})`, 'internal_error'));
+    return;
+  }
+  cutResponse(outgoing);
 }
 
 async function relay(handler: (request: ProxyRequest) => Promise<Response>, incoming: IncomingMessage, outgoing: ServerResponse, origin: string): Promise<void> {
@@ -88,15 +192,36 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
   const headers: [string, string][] = [];
   for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push([name, value]);
   for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
-  outgoing.writeHead(response.status, response.statusText === '' ? undefined : response.statusText, headers.flat());
+  const writeHead = (): void => {
+    outgoing.writeHead(response.status, response.statusText === '' ? undefined : response.statusText, headers.flat());
+  };
   if (response.body === null) {
+    writeHead();
     outgoing.end();
     return;
   }
-  // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
-  if (response.headers.get('content-type')?.startsWith('text/event-stream') === true) outgoing.flushHeaders();
-
   const reader = response.body.getReader();
+  // An SSE client sees the status at once, before the first event. Other bodies carry the headers
+  // in their first write: a body that fails before its first byte (a compressed body that does not
+  // decode) is then answered as a failed upstream, not as a 200 cut short.
+  let first: Awaited<ReturnType<typeof reader.read>> | undefined;
+  if (response.headers.get('content-type')?.startsWith('text/event-stream') === true) {
+    writeHead();
+    outgoing.flushHeaders();
+  } else {
+    try {
+      first = await reader.read();
+    } catch (error) {
+      writeAnswer(outgoing, openAIError(502, `unstuck proxy: the upstream answer failed before its body (${error instanceof Error ? error.message : String(error)})`, 'upstream_unreachable'));
+      return;
+    }
+    if (outgoing.destroyed) {
+      await reader.cancel().catch(() => undefined);
+      return;
+    }
+    writeHead();
+  }
+
   // Writes are corked until the next turn of the event loop, so a body that ends right after its
   // last chunk leaves in one syscall with its terminator; a stream's chunks are still sent at once.
   let corked = false;
@@ -106,7 +231,8 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
   };
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = first ?? (await reader.read());
+      first = undefined;
       if (done) break;
       if (outgoing.destroyed) throw new Error('client closed the connection');
       if (!corked) {
@@ -223,7 +349,13 @@ export function createNodeFetch(options: { maxSockets?: number } = {}): typeof f
           for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
           const status = incoming.statusCode ?? 502;
           const init = { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders };
-          if (status === 101 || status === 204 || status === 205 || status === 304 || method === 'HEAD') {
+          if (status < 200 || status > 599) {
+            // A status a fetch `Response` cannot carry (101, 600–999): a failed fetch, as undici's fetch makes of it.
+            incoming.destroy();
+            reject(new TypeError('fetch failed', { cause: new Error(`the upstream answered with status ${status}`) }));
+            return;
+          }
+          if (status === 204 || status === 205 || status === 304 || method === 'HEAD') {
             incoming.resume();
             resolve(new Response(null, init));
             return;
