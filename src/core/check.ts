@@ -1,3 +1,4 @@
+import { guardInput } from './input-guard.js';
 import { isMessage, type Message } from './messages.js';
 import { getProfile, type Profile, type ProfileName } from './profiles.js';
 import type { RuleId } from './rule-ids.js';
@@ -34,13 +35,13 @@ export interface CheckOptions {
 
 /** Names every violation of the profile's rules, in message order, worded as the provider words it. */
 export function check(messages: readonly Message[], options: CheckOptions = {}): Violation[] {
-  return run(messages, options, false);
+  return guardInput('check', messages, () => run(messages, options, false));
 }
 
 /** True when check would find anything; stops at the first finding (repair's test of whether to start). */
-export function hasViolation(messages: readonly Message[], options: CheckOptions = {}): boolean {
+export function hasViolation(messages: readonly Message[], options: CheckOptions = {}, caller = 'check'): boolean {
   try {
-    run(messages, options, true);
+    guardInput(caller, messages, () => run(messages, options, true), FOUND);
     return false;
   } catch (error) {
     if (error === FOUND) return true;

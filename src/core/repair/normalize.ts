@@ -1,4 +1,4 @@
-import { isMessage, textOf, type Message, type ToolCall } from '../messages.js';
+import { isMessage, messageShapeProblem, textOf, type Message, type ToolCall } from '../messages.js';
 import { isJsonObjectText, isToolCallMalformed } from '../tool-call-shape.js';
 import { copyOf, type Entry, type RepairContext } from './context.js';
 
@@ -10,10 +10,13 @@ export function normalizeMessages(input: readonly Message[], context: RepairCont
   const entries: Entry[] = [];
   for (let origin = 0; origin < input.length; origin += 1) {
     const value: unknown = input[origin];
-    if (!isMessage(value)) {
-      context.note({ kind: 'malformed-dropped', index: origin, detail: `not a message object: ${preview(value)}` });
+    const problem = context.profile.nativeContent === true && isMessage(value) ? undefined : messageShapeProblem(value);
+    if (problem !== undefined) {
+      const what = problem.path === '' ? 'not a message object' : `no provider takes its ${problem.path.slice(1)} (${problem.got})`;
+      context.note({ kind: 'malformed-dropped', index: origin, detail: `${what}: ${preview(value)}` });
       continue;
     }
+    if (!isMessage(value)) continue; // never: no problem means a message (narrows the type)
     const entry: Entry = { message: value, origin };
     if (!context.profile.roles.has(value.role) && value.role === 'developer' && context.profile.roles.has('system')) {
       copyOf(entry, copied).role = 'system';
