@@ -103,14 +103,14 @@ function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: b
   const strongest = options.level === 'strongest';
   const { ruleById, byRole, everyRole, finishers } = dispatchFor(profile, strongest && options.foldRepeatedUserMessages !== false);
 
-  const context: RuleContext = {
+  const context: { -readonly [Key in keyof RuleContext]: RuleContext[Key] } = {
     messages,
     profile,
     dialect: profile.dialect,
     scope: options.scope ?? 'history',
     thinking: options.thinking ?? profile.thinkingByDefault(options.model),
     model: options.model,
-    lastUserIndex: findLastUser(messages),
+    lastUserIndex: -1, // known once every message was visited: only finishers read it
     report(finding: Finding) {
       const rule = ruleById.get(finding.rule);
       if (rule === undefined) return; // the profile does not enforce this rule
@@ -122,22 +122,17 @@ function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: b
 
   scanToolBlocks(context, profile.uniqueIdsAcrossRequest || strongest);
   let visited = false;
+  let lastUser = -1;
   for (let index = 0; index < messages.length; index += 1) {
     const message: unknown = messages[index];
     if (!isMessage(message)) continue;
+    if (message.role === 'user') lastUser = index;
     const rules = byRole.get(message.role) ?? everyRole;
     for (let position = 0; position < rules.length; position += 1) (rules[position] as Rule).visit?.(message, index, context);
     visited ||= rules.length > 0;
   }
+  context.lastUserIndex = lastUser;
   for (const rule of finishers) rule.finish?.(context);
   if (visited || finishers.length > 0) violations.sort((a, b) => a.index - b.index);
   return violations;
-}
-
-function findLastUser(messages: readonly Message[]): number {
-  for (let index = messages.length - 1; index >= 0; index -= 1) {
-    const message: unknown = messages[index];
-    if (isMessage(message) && message.role === 'user') return index;
-  }
-  return -1;
 }

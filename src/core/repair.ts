@@ -79,7 +79,7 @@ function repairArray(input: readonly Message[], options: RepairOptions): RepairR
     // Most repairs need no new id: collect the ids in use only when the first one is asked for.
     newId: (seed) => (allocate ??= createIdAllocator(idsIn(input), profile.idPattern))(seed),
   };
-  const copied = new WeakSet<Message>();
+  const copied = new Set<Message>();
   let entries = normalizeMessages(input, context, copied);
   entries = mergeSplitCalls(entries, context, copied);
   entries = pairToolBlocks(entries, context, copied);

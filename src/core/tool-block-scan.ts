@@ -14,7 +14,7 @@ import type { RuleContext } from './rules/rule.js';
  * more than WIDE calls indexes them (the first call of each id, and the next call with the same id),
  * so one message of 10^5 calls costs 10^5 steps, not 10^10 (issue 12, finding 3).
  */
-export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boolean, wideAbove = WIDE): void {
+export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boolean, wideAbove = WIDE, visit?: (message: Message, index: number) => void): void {
   const messages = context.messages;
   const nativeContent = context.profile.nativeContent === true;
   let owner = -1; // index of the open block's assistant message, -1 when no block is open
@@ -59,22 +59,31 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
     }
   };
 
+  // One pass: each message is paired here and, through `visit`, met by the per-message rules.
   for (let index = 0; index < messages.length; index += 1) {
     const message: unknown = messages[index];
-    const content = isMessage(message) ? message.content : undefined;
-    // A string (or no content) is the shape of nearly every message: only other values are looked into.
-    const problem = typeof content === 'string' || content === null || (isMessage(message) && (content === undefined || nativeContent)) ? undefined : messageShapeProblem(message);
-    if (problem !== undefined || !isMessage(message)) {
+    if (!isMessage(message)) {
       closeBlock();
-      context.report(malformedFinding(index, problem ?? { path: '', got: 'something else' }));
+      context.report(malformedFinding(index, messageShapeProblem(message) ?? { path: '', got: 'something else' }));
       continue;
     }
-    if (message.role === 'tool') {
-      visitResult(message, index);
-      continue;
+    const content = message.content;
+    // A string (or no content) is the shape of nearly every message: only other values are looked into.
+    if (typeof content !== 'string' && content !== null && content !== undefined && !nativeContent) {
+      const problem = messageShapeProblem(message);
+      if (problem !== undefined) {
+        closeBlock();
+        context.report(malformedFinding(index, problem));
+        visit?.(message, index);
+        continue;
+      }
     }
-    closeBlock();
-    if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) openBlock(message, index);
+    if (message.role === 'tool') visitResult(message, index);
+    else {
+      closeBlock();
+      if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) openBlock(message, index);
+    }
+    visit?.(message, index);
   }
   closeBlock();
 

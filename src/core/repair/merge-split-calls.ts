@@ -5,7 +5,7 @@ import { copyOf, type Entry, type RepairContext } from './context.js';
  * Parallel calls split across consecutive assistant messages (each with calls, no results between)
  * whose results follow the last of them: merged back into one assistant message.
  */
-export function mergeSplitCalls(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+export function mergeSplitCalls(entries: Entry[], context: RepairContext, copied: Set<Message>): Entry[] {
   let out: Entry[] | undefined;
   for (let index = 0; index < entries.length; index += 1) {
     const entry = entries[index] as Entry;

@@ -6,7 +6,7 @@ import { copyOf, type Entry, type RepairContext } from './context.js';
  * Per-message fixes that need no neighbours: shapes a provider cannot deserialise, and fields it
  * rejects. Messages needing nothing stay the same objects.
  */
-export function normalizeMessages(input: readonly Message[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+export function normalizeMessages(input: readonly Message[], context: RepairContext, copied: Set<Message>): Entry[] {
   const entries: Entry[] = [];
   for (let origin = 0; origin < input.length; origin += 1) {
     const value: unknown = input[origin];
@@ -41,7 +41,7 @@ export function normalizeMessages(input: readonly Message[], context: RepairCont
   return entries;
 }
 
-function normalizeAssistant(entry: Entry, context: RepairContext, copied: WeakSet<Message>): void {
+function normalizeAssistant(entry: Entry, context: RepairContext, copied: Set<Message>): void {
   const message = entry.message;
   const origin = entry.origin;
   if (context.profile.contentAlwaysRequired === true && Array.isArray(message.tool_calls) && message.tool_calls.length > 0 && (message.content === null || message.content === undefined || (Array.isArray(message.content) && message.content.length === 0))) {
@@ -107,7 +107,7 @@ function repairArguments(args: unknown): string {
 }
 
 /** An Anthropic `tool_use` part carrying the same id as a tool_calls entry is the same call twice (corpus 043). */
-function removeDuplicatedToolUseParts(entry: Entry, context: RepairContext, copied: WeakSet<Message>): void {
+function removeDuplicatedToolUseParts(entry: Entry, context: RepairContext, copied: Set<Message>): void {
   const content = entry.message.content;
   if (!Array.isArray(content)) return;
   const ids = new Set((entry.message.tool_calls ?? []).map((call) => call?.id));

@@ -39,7 +39,7 @@ export const SYNTHETIC_RESULT =
  * by a global set of ids. Looks ahead no further than the next assistant message with calls, so
  * the whole pass is linear.
  */
-export function pairToolBlocks(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+export function pairToolBlocks(entries: Entry[], context: RepairContext, copied: Set<Message>): Entry[] {
   const out: Entry[] = [];
   const usedIds = new Set<string>();
   const uniqueAcross = context.profile.uniqueIdsAcrossRequest || context.strongest;
@@ -93,7 +93,7 @@ function emitWholeBlock(entries: Entry[], start: number, out: Entry[], context: 
   return end + 1;
 }
 
-function emitBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, copied: WeakSet<Message>, usedIds: Set<string>, uniqueAcross: boolean): number {
+function emitBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, copied: Set<Message>, usedIds: Set<string>, uniqueAcross: boolean): number {
   const owner = entries[start] as Entry;
   const calls = owner.message.tool_calls as ToolCall[];
   const pattern = context.profile.idPattern;
@@ -229,7 +229,7 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
   return last + 1;
 }
 
-function emitOrphan(entry: Entry, out: Entry[], context: RepairContext, copied: WeakSet<Message>, why: string): void {
+function emitOrphan(entry: Entry, out: Entry[], context: RepairContext, copied: Set<Message>, why: string): void {
   const message = entry.message;
   const id = typeof message.tool_call_id === 'string' && message.tool_call_id !== '' ? message.tool_call_id : undefined;
   if (context.orphans === 'drop') {
