@@ -10,7 +10,9 @@ export function normalizeMessages(input: readonly Message[], context: RepairCont
   const entries: Entry[] = [];
   for (let origin = 0; origin < input.length; origin += 1) {
     const value: unknown = input[origin];
-    const problem = context.profile.nativeContent === true && isMessage(value) ? undefined : messageShapeProblem(value);
+    // A string (or no content) is the shape of nearly every message: only other values are looked into.
+    const content = isMessage(value) ? value.content : 0;
+    const problem = typeof content === 'string' || content === null || content === undefined || (context.profile.nativeContent === true && isMessage(value)) ? undefined : messageShapeProblem(value);
     if (problem !== undefined) {
       const what = problem.path === '' ? 'not a message object' : `no provider takes its ${problem.path.slice(1)} (${problem.got})`;
       context.note({ kind: 'malformed-dropped', index: origin, detail: `${what}: ${preview(value)}` });
