@@ -1,4 +1,5 @@
-import { isMessage, type Message } from './messages.js';
+import { guardInput } from './input-guard.js';
+import type { Message } from './messages.js';
 import { getProfile, type Profile, type ProfileName } from './profiles.js';
 import type { RuleId } from './rule-ids.js';
 import type { Finding, Rule, RuleContext } from './rules/rule.js';
@@ -34,13 +35,13 @@ export interface CheckOptions {
 
 /** Names every violation of the profile's rules, in message order, worded as the provider words it. */
 export function check(messages: readonly Message[], options: CheckOptions = {}): Violation[] {
-  return run(messages, options, false);
+  return guardInput('check', messages, () => run(messages, options, false));
 }
 
 /** True when check would find anything; stops at the first finding (repair's test of whether to start). */
-export function hasViolation(messages: readonly Message[], options: CheckOptions = {}): boolean {
+export function hasViolation(messages: readonly Message[], options: CheckOptions = {}, caller = 'check'): boolean {
   try {
-    run(messages, options, true);
+    guardInput(caller, messages, () => run(messages, options, true), FOUND);
     return false;
   } catch (error) {
     if (error === FOUND) return true;
@@ -98,45 +99,54 @@ function buildDispatch(profile: Profile, foldRepeated: boolean): Dispatch {
 
 function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: boolean): Violation[] {
   const profile = getProfile(options.profile);
-  const violations: Violation[] = [];
+  // The scan's findings, then the per-message rules' and the finishers': ordered by index at the end,
+  // the scan's first where both name one message (the order the two passes this replaced gave).
+  const scanned: Violation[] = [];
+  const found: Violation[] = [];
+  let into = scanned;
   const strongest = options.level === 'strongest';
   const { ruleById, byRole, everyRole, finishers } = dispatchFor(profile, strongest && options.foldRepeatedUserMessages !== false);
 
-  const context: RuleContext = {
+  const context: { -readonly [Key in keyof RuleContext]: RuleContext[Key] } = {
     messages,
     profile,
     dialect: profile.dialect,
     scope: options.scope ?? 'history',
     thinking: options.thinking ?? profile.thinkingByDefault(options.model),
     model: options.model,
-    lastUserIndex: findLastUser(messages),
+    lastUserIndex: -1, // known once every message was visited: only finishers read it
     report(finding: Finding) {
       const rule = ruleById.get(finding.rule);
       if (rule === undefined) return; // the profile does not enforce this rule
       if (stopAtFirst) throw FOUND;
       const word = rule.wording[profile.dialect] ?? rule.wording.openai;
-      violations.push({ rule: finding.rule, index: finding.index, ...(finding.toolCallId === undefined ? {} : { toolCallId: finding.toolCallId }), message: word(finding) });
+      into.push({ rule: finding.rule, index: finding.index, ...(finding.toolCallId === undefined ? {} : { toolCallId: finding.toolCallId }), message: word(finding) });
     },
   };
 
-  scanToolBlocks(context, profile.uniqueIdsAcrossRequest || strongest);
+  let lastUser = -1;
   let visited = false;
-  for (let index = 0; index < messages.length; index += 1) {
-    const message: unknown = messages[index];
-    if (!isMessage(message)) continue;
-    const rules = byRole.get(message.role) ?? everyRole;
+  let lastRole = '';
+  let rules: readonly Rule[] = everyRole;
+  const visit = (message: Message, index: number) => {
+    const role = message.role;
+    if (role === 'user') lastUser = index;
+    if (role !== lastRole) {
+      lastRole = role;
+      rules = byRole.get(role) ?? everyRole;
+    }
+    if (rules.length === 0) return;
+    visited = true;
+    into = found;
     for (let position = 0; position < rules.length; position += 1) (rules[position] as Rule).visit?.(message, index, context);
-    visited ||= rules.length > 0;
-  }
+    into = scanned;
+  };
+  scanToolBlocks(context, profile.uniqueIdsAcrossRequest || strongest, undefined, visit);
+  context.lastUserIndex = lastUser;
+  into = found;
   for (const rule of finishers) rule.finish?.(context);
-  if (visited || finishers.length > 0) violations.sort((a, b) => a.index - b.index);
+  const violations = found.length === 0 ? scanned : scanned.length === 0 ? found : scanned.concat(found);
+  // Unsorted only where no rule but the scan's can find anything (a pairing-only profile): the scan's own order.
+  if (violations.length > 1 && (visited || finishers.length > 0)) violations.sort((a, b) => a.index - b.index);
   return violations;
-}
-
-function findLastUser(messages: readonly Message[]): number {
-  for (let index = messages.length - 1; index >= 0; index -= 1) {
-    const message: unknown = messages[index];
-    if (isMessage(message) && message.role === 'user') return index;
-  }
-  return -1;
 }

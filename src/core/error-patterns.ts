@@ -124,6 +124,7 @@ export const ERROR_PATTERNS: ReadonlyArray<{ provider: string; rule: RuleId; pat
   { provider: "unstuck", rule: "tool-call-malformed", pattern: new RegExp("Missing required parameter: 'messages\\[\\d+\\]\\.tool_calls\\[\\d+\\]\\.function'|tool_calls\\[\\d+\\]: missing field `function`") },
   { provider: "unstuck", rule: "tool-calls-empty", pattern: new RegExp("Invalid 'messages\\[\\d+\\]\\.tool_calls': empty array") },
   { provider: "unstuck", rule: "message-malformed", pattern: new RegExp("Invalid type for 'messages\\[\\d+\\]'|messages\\[\\d+\\]: missing field `role`") },
+  { provider: "unstuck", rule: "message-malformed", pattern: new RegExp("Invalid (?:type|value) for 'messages\\[\\d+\\]\\.content|messages\\[\\d+\\]\\.content\\S*: invalid .*, expected a string or an array of content parts") },
   { provider: "unstuck", rule: "tool-call-id-duplicate", pattern: new RegExp("Duplicate value for 'tool_calls\\.id'") },
 ];
 

@@ -84,3 +84,53 @@ export function isEmptyContent(content: Content | undefined): boolean {
 export function isMessage(value: unknown): value is Message {
   return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as { role?: unknown }).role === 'string';
 }
+
+/**
+ * Content part types a chat-completions provider or gateway takes. OpenAI's chat API takes text,
+ * image_url, input_audio and file parts (refusal and audio on assistant turns); vLLM and Qwen add
+ * video_url; gateways carrying other wire formats pass on Anthropic-style (image, document,
+ * tool_use, tool_result, thinking, redacted_thinking) and Responses-style (input_*, output_text)
+ * parts (corpus 043). Any other type is rejected: OpenAI answers "Invalid value: '...'. Supported
+ * values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
+ */
+const PART_TYPES: ReadonlySet<string> = new Set([
+  'text', 'image_url', 'input_audio', 'file', 'refusal', 'audio', 'video_url',
+  'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking',
+  'input_text', 'input_image', 'input_file', 'output_text',
+]);
+
+/** What is wrong with a message's shape: where (a path under the message) and what was there; undefined when nothing. */
+export interface ShapeProblem {
+  path: string;
+  got: string;
+}
+
+/**
+ * Why an entry of a messages array cannot be deserialised by any provider, or undefined when it
+ * can: not an object with a string role, or content that is neither a string, null, nor an array
+ * of content-part objects of a known type (a text part's text a string).
+ */
+export function messageShapeProblem(value: unknown): ShapeProblem | undefined {
+  if (!isMessage(value)) return { path: '', got: describeValue(value, true) };
+  const content: unknown = value.content;
+  if (content === undefined || content === null || typeof content === 'string') return undefined;
+  if (!Array.isArray(content)) return { path: '.content', got: describeValue(content) };
+  for (let position = 0; position < content.length; position += 1) {
+    const part: unknown = content[position];
+    if (part === null || typeof part !== 'object' || Array.isArray(part)) return { path: `.content[${position}]`, got: describeValue(part) };
+    const type = (part as { type?: unknown }).type;
+    if (typeof type !== 'string') return { path: `.content[${position}].type`, got: type === undefined ? 'no type' : describeValue(type) };
+    if (!PART_TYPES.has(type)) return { path: `.content[${position}].type`, got: `'${type.length > 40 ? `${type.slice(0, 37)}...` : type}'` };
+    if (type === 'text' && typeof (part as { text?: unknown }).text !== 'string') return { path: `.content[${position}].text`, got: describeValue((part as { text?: unknown }).text) };
+  }
+  return undefined;
+}
+
+function describeValue(value: unknown, entry = false): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return entry ? 'an object without a string role' : 'an object';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a number';
+  if (typeof value === 'boolean') return 'a boolean';
+  return typeof value;
+}

@@ -35,6 +35,8 @@ export interface Profile {
   assistantContentString?: boolean;
   /** Call ids must be unique across the whole request, not only within one message. */
   uniqueIdsAcrossRequest: boolean;
+  /** Content holds another wire format's blocks (a converted history): only the message object itself is checked, not its content parts. */
+  nativeContent?: boolean;
   /** Whether thinking mode applies when the caller does not say; `model` is the request's model, if known. */
   thinkingByDefault(model: string | undefined): boolean;
   errorResponse(violation: ProviderViolation): { status: number; body: unknown };

@@ -1,6 +1,7 @@
 import type { Change } from './changes.js';
 import { check, hasViolation, type CheckOptions, type Violation } from './check.js';
 import { createIdAllocator } from './ids.js';
+import { guardInput } from './input-guard.js';
 import { isMessage, type Message } from './messages.js';
 import { getProfile } from './profiles.js';
 import type { RuleId } from './rule-ids.js';
@@ -53,7 +54,11 @@ const WHY: Partial<Record<RuleId, string>> = {
  * changes; untouched messages are the same objects; the input is never mutated.
  */
 export function repair(input: readonly Message[], options: RepairOptions = {}): RepairResult {
-  if (!hasViolation(input, options)) return { messages: input as Message[], changes: [], remaining: [], changed: false };
+  return guardInput('repair', input, () => repairArray(input, options));
+}
+
+function repairArray(input: readonly Message[], options: RepairOptions): RepairResult {
+  if (!hasViolation(input, options, 'repair')) return { messages: input as Message[], changes: [], remaining: [], changed: false };
 
   const profile = getProfile(options.profile);
   const strongest = options.level === 'strongest';
@@ -74,7 +79,7 @@ export function repair(input: readonly Message[], options: RepairOptions = {}): 
     // Most repairs need no new id: collect the ids in use only when the first one is asked for.
     newId: (seed) => (allocate ??= createIdAllocator(idsIn(input), profile.idPattern))(seed),
   };
-  const copied = new WeakSet<Message>();
+  const copied = new Set<Message>();
   let entries = normalizeMessages(input, context, copied);
   entries = mergeSplitCalls(entries, context, copied);
   entries = pairToolBlocks(entries, context, copied);

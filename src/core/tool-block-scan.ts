@@ -1,4 +1,5 @@
-import { isMessage, type Message } from './messages.js';
+import { isMessage, messageShapeProblem, type Message } from './messages.js';
+import { malformedFinding } from './rules/message-malformed.js';
 import type { RuleContext } from './rules/rule.js';
 
 /**
@@ -8,16 +9,26 @@ import type { RuleContext } from './rules/rule.js';
  * and those histories are valid. Ids are compared only inside a block (and across the request only
  * when `uniqueIdsAcrossRequest` says the provider demands it).
  *
- * The open block's state lives in arrays reused from block to block: a block holds a few calls,
- * where a linear search beats allocating maps for every assistant message.
+ * The open block's state lives in arrays reused from block to block. A block of a few calls looks
+ * ids up by a linear search, which beats allocating maps for every assistant message; a block of
+ * more than WIDE calls indexes them (the first call of each id, and the next call with the same id),
+ * so one message of 10^5 calls costs 10^5 steps, not 10^10 (issue 12, finding 3).
  */
-export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boolean): void {
+export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boolean, wideAbove = WIDE, visit?: (message: Message, index: number) => void): void {
   const messages = context.messages;
+  const nativeContent = context.profile.nativeContent === true;
   let owner = -1; // index of the open block's assistant message, -1 when no block is open
   const callIds: string[] = []; // the block's call ids ('' for a call without one), the first `calls` entries
   const answeredAt: number[] = []; // per call: index of the result that answered it, -1 while owed
   let calls = 0;
+  // Wide blocks only: id -> its first call; per call, the next call with the same id (-1: none);
+  // per first call, the first of its id's calls still owed (-1: all answered).
+  let wide = false;
+  const firstCall = new Map<string, number>();
+  const nextSame: number[] = [];
+  const owedOf: number[] = [];
   const indexOfId = (id: string) => {
+    if (wide) return firstCall.get(id) ?? -1;
     for (let call = 0; call < calls; call += 1) if (callIds[call] === id) return call;
     return -1;
   };
@@ -40,27 +51,47 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
     owner = -1;
     calls = 0;
     missingIdCalls = 0;
+    if (wide) {
+      wide = false;
+      firstCall.clear();
+      nextSame.length = 0;
+      owedOf.length = 0;
+    }
   };
 
+  // One pass: each message is paired here and, through `visit`, met by the per-message rules.
   for (let index = 0; index < messages.length; index += 1) {
     const message: unknown = messages[index];
     if (!isMessage(message)) {
       closeBlock();
-      context.report({ rule: 'message-malformed', index, facts: { got: describe(message) } });
+      context.report(malformedFinding(index, messageShapeProblem(message) ?? { path: '', got: 'something else' }));
       continue;
     }
-    if (message.role === 'tool') {
-      visitResult(message, index);
-      continue;
+    const content = message.content;
+    // A string (or no content) is the shape of nearly every message: only other values are looked into.
+    if (typeof content !== 'string' && content !== null && content !== undefined && !nativeContent) {
+      const problem = messageShapeProblem(message);
+      if (problem !== undefined) {
+        closeBlock();
+        context.report(malformedFinding(index, problem));
+        visit?.(message, index);
+        continue;
+      }
     }
-    closeBlock();
-    if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) openBlock(message, index);
+    if (message.role === 'tool') visitResult(message, index);
+    else {
+      closeBlock();
+      if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) openBlock(message, index);
+    }
+    visit?.(message, index);
   }
   closeBlock();
 
   function openBlock(message: Message, index: number): void {
     owner = index;
     const toolCalls = message.tool_calls ?? [];
+    wide = toolCalls.length > wideAbove;
+    const lastOfId = wide ? new Map<string, number>() : undefined;
     for (let position = 0; position < toolCalls.length; position += 1) {
       const id = toolCalls[position]?.id;
       if (typeof id !== 'string' || id === '') {
@@ -74,6 +105,15 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
       if (indexOfId(id) !== -1) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: id });
       else if (seenIds?.has(id) === true) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: id, facts: { firstIndex: seenIds.get(id) ?? 0 } });
       seenIds?.set(id, index);
+      if (lastOfId !== undefined) {
+        const previous = lastOfId.get(id);
+        if (previous === undefined) {
+          firstCall.set(id, calls);
+          owedOf[calls] = calls;
+        } else nextSame[previous] = calls;
+        nextSame[calls] = -1;
+        lastOfId.set(id, calls);
+      }
       callIds[calls] = id;
       answeredAt[calls] = -1;
       calls += 1;
@@ -101,6 +141,21 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
       if (missingIdCalls > 0) missingIdCalls -= 1;
       return;
     }
+    if (wide) {
+      const first = firstCall.get(id);
+      if (first === undefined) {
+        context.report({ rule: 'tool-result-id-mismatch', index, toolCallId: id });
+        return;
+      }
+      const owed = owedOf[first] as number;
+      if (owed === -1) {
+        context.report({ rule: 'tool-result-duplicate', index, toolCallId: id, facts: { firstIndex: answeredAt[first] as number } });
+        return;
+      }
+      answeredAt[owed] = index;
+      owedOf[first] = nextSame[owed] as number;
+      return;
+    }
     let firstAnswer = -1;
     for (let call = 0; call < calls; call += 1) {
       if (callIds[call] !== id) continue;
@@ -116,9 +171,5 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
   }
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object without a string role';
-  return typeof value;
-}
+/** Above this many calls a block indexes its ids; at or below, a linear search is cheaper than a map. (A test passes another bound to compare the two ways.) */
+const WIDE = 16;

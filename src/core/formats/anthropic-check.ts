@@ -65,6 +65,7 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Forma
 
 function checkCalls(input: readonly unknown[], index: number, content: unknown[], seenIds: Set<string>, splitResults: Set<string>, report: (violation: FormatViolation) => void): void {
   const ids: string[] = [];
+  const listed = new Set<string>(); // `ids` as a set: a message may hold 10^5 tool_use blocks
   content.forEach((block, position) => {
     if (!isToolUseBlock(block)) return;
     const id = block['id'];
@@ -74,7 +75,10 @@ function checkCalls(input: readonly unknown[], index: number, content: unknown[]
     }
     if (seenIds.has(id)) report({ rule: 'tool-call-id-duplicate', index, toolCallId: id, message: `messages.${index}.content.${position}: \`tool_use\` ids must be unique` });
     seenIds.add(id);
-    if (!ids.includes(id)) ids.push(id);
+    if (!listed.has(id)) {
+      listed.add(id);
+      ids.push(id);
+    }
   });
   if (ids.length === 0) return;
   const next = input[index + 1];
@@ -85,13 +89,15 @@ function checkCalls(input: readonly unknown[], index: number, content: unknown[]
     leading.add(block['tool_use_id']);
   }
   const anywhere = new Set(nextContent.filter(isToolResultBlock).map((block) => block['tool_use_id']));
+  let splits: Map<unknown, number> | undefined;
   for (const id of ids) {
     if (leading.has(id)) continue;
     if (anywhere.has(id)) {
       report({ rule: 'tool-result-not-first', index: index + 1, toolCallId: id, message: unanswered(index, id) });
       continue;
     }
-    const split = findSplit(input, index + 2, id);
+    splits ??= splitResultsAfter(input, index + 2);
+    const split = splits.get(id) ?? -1;
     if (split >= 0) {
       splitResults.add(`${split}:${id}`);
       report({ rule: 'tool-results-split', index: split, toolCallId: id, message: unanswered(index, id) });
@@ -101,15 +107,21 @@ function checkCalls(input: readonly unknown[], index: number, content: unknown[]
   }
 }
 
-/** The index of a later user message, in the run of user messages after the call's, holding a result for `id`; -1 when none. */
-function findSplit(input: readonly unknown[], from: number, id: string): number {
+/**
+ * For each tool_use_id answered in the later user messages of the run of user messages after the
+ * call's, the index of the first of them holding it. Built once per assistant message, in one pass
+ * over that run, rather than searched once per unanswered call.
+ */
+function splitResultsAfter(input: readonly unknown[], from: number): Map<unknown, number> {
+  const found = new Map<unknown, number>();
   for (let cursor = from; cursor < input.length; cursor += 1) {
     const message = input[cursor];
-    if (!isRecord(message) || message['role'] !== 'user' || !isRecord(input[cursor - 1]) || (input[cursor - 1] as Record<string, unknown>)['role'] !== 'user') return -1;
+    if (!isRecord(message) || message['role'] !== 'user' || !isRecord(input[cursor - 1]) || (input[cursor - 1] as Record<string, unknown>)['role'] !== 'user') break;
     const content = message['content'];
-    if (Array.isArray(content) && content.some((block) => isToolResultBlock(block) && block['tool_use_id'] === id)) return cursor;
+    if (!Array.isArray(content)) continue;
+    for (const block of content) if (isToolResultBlock(block) && !found.has(block['tool_use_id'])) found.set(block['tool_use_id'], cursor);
   }
-  return -1;
+  return found;
 }
 
 function checkResults(input: readonly unknown[], index: number, content: unknown[], splitResults: Set<string>, report: (violation: FormatViolation) => void): void {

@@ -1,7 +1,7 @@
 import { isMessage, type Content, type Message, type ToolCall } from '../messages.js';
 import { SYNTHETIC_RESULT } from '../repair/pair-tool-blocks.js';
 import type { Converted } from './format-types.js';
-import { argumentsText, isRecord, parseArguments, setTag, tagOf } from './native-tag.js';
+import { argumentsText, isRecord, parseArguments, positionsByOrigin, setTag, tagOf } from './native-tag.js';
 
 /**
  * Anthropic Messages <-> the core's OpenAI-chat model. An assistant message's `tool_use` blocks
@@ -175,12 +175,13 @@ function blocksOf(message: Message): unknown[] {
   // The content is as it came: put the calls back where their blocks stood.
   const out: unknown[] = [];
   const used = new Set<number>();
+  const positions = positionsByOrigin(calls, (call) => tagOf<CallTag>(call)?.block);
   for (const block of nativeContent) {
     if (!isToolUseBlock(block)) {
       out.push(block);
       continue;
     }
-    const position = calls.findIndex((call, index) => !used.has(index) && tagOf<CallTag>(call)?.block === block);
+    const position = positions.take(block);
     if (position < 0) continue; // the call was removed
     used.add(position);
     out.push(uses[position]);

@@ -76,24 +76,35 @@ function settleTurns(entries: NativeEntry[], changes: FormatChange[]): NativeEnt
     return false;
   });
   const out: NativeEntry[] = [];
+  // The blocks of a run of same-role messages, gathered once and ordered when the run ends: merging
+  // message by message would copy the growing run each time (quadratic in a run of 10^5 messages).
+  let run: unknown[] | undefined;
+  const endRun = () => {
+    const head = out[out.length - 1];
+    if (run === undefined || head === undefined) return;
+    // The API wants a user message's tool_result blocks before anything else in it, and an
+    // assistant message that has thinking blocks to open with them (CATALOGUE anthropic/thinking-block-not-first).
+    // One stable partition of the whole run is the same as one per merge.
+    const leads = (head.value as Record<string, unknown>)['role'] === 'user' ? isToolResultBlock : isThinkingBlock;
+    head.value = { ...(head.value as Record<string, unknown>), content: [...run.filter(leads), ...run.filter((block) => !leads(block))] };
+    run = undefined;
+  };
   for (const entry of kept) {
     const previous = out[out.length - 1];
     const message = entry.value as Record<string, unknown>;
     const role = message['role'];
     if (previous === undefined || (role !== 'user' && role !== 'assistant') || (previous.value as Record<string, unknown>)['role'] !== role) {
+      endRun();
       out.push(entry);
       continue;
     }
-    let blocks = [...blocksOf((previous.value as Record<string, unknown>)['content']), ...blocksOf(message['content'])];
-    // The API wants a user message's tool_result blocks before anything else in it, and an
-    // assistant message that has thinking blocks to open with them (CATALOGUE anthropic/thinking-block-not-first).
-    const leads = role === 'user' ? isToolResultBlock : isThinkingBlock;
-    blocks = [...blocks.filter(leads), ...blocks.filter((block) => !leads(block))];
-    previous.value = { ...(previous.value as Record<string, unknown>), content: blocks };
+    run ??= blocksOf((previous.value as Record<string, unknown>)['content']).slice();
+    for (const block of blocksOf(message['content'])) run.push(block);
     const before = previous.added === true ? `the results added for the calls of input index ${previous.origin}` : `the ${String(role)} message before it (input index ${previous.origin})`;
     changes.push({ kind: 'messages-merged', index: entry.origin, detail: `${String(role)} message merged into ${before}: roles must alternate` });
     if (previous.added !== true) changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the blocks of the ${String(role)} message at input index ${entry.origin}, which followed it` });
   }
+  endRun();
   return out;
 }
 

@@ -1,3 +1,4 @@
+import { guardInput } from '../input-guard.js';
 import { checkAnthropicMessages } from './anthropic-check.js';
 import type { FormatCheckOptions, FormatName, FormatViolation } from './format-types.js';
 import { checkGeminiContents } from './gemini-check.js';
@@ -9,12 +10,14 @@ import { checkResponsesInput } from './responses-check.js';
  * provider words it.
  */
 export function checkFormat(format: FormatName, input: readonly unknown[], options: FormatCheckOptions = {}): FormatViolation[] {
-  switch (format) {
-    case 'anthropic-messages':
-      return checkAnthropicMessages(input, options);
-    case 'gemini-contents':
-      return checkGeminiContents(input);
-    case 'responses-input':
-      return checkResponsesInput(input);
-  }
+  return guardInput('checkFormat', input, () => {
+    switch (format) {
+      case 'anthropic-messages':
+        return checkAnthropicMessages(input, options);
+      case 'gemini-contents':
+        return checkGeminiContents(input);
+      case 'responses-input':
+        return checkResponsesInput(input);
+    }
+  });
 }

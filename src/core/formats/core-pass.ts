@@ -62,10 +62,12 @@ export function repairThroughCore(entries: NativeEntry[], converter: Converter, 
     }
     const from = starts[first] as number;
     const to = starts[last + 1] ?? entries.length;
-    out.push(...entries.slice(cursor, from), ...repairSlice(entries.slice(from, to), converter, options, changes));
+    // Element by element: spreading a long slice into push() overflows the stack (about 10^5 arguments).
+    for (let index = cursor; index < from; index += 1) out.push(entries[index] as NativeEntry);
+    for (const entry of repairSlice(entries.slice(from, to), converter, options, changes)) out.push(entry);
     cursor = to;
   }
-  out.push(...entries.slice(cursor));
+  for (let index = cursor; index < entries.length; index += 1) out.push(entries[index] as NativeEntry);
   return out;
 }
 

@@ -1,7 +1,7 @@
 import { isMessage, type Content, type Message, type ToolCall } from '../messages.js';
 import { SYNTHETIC_RESULT } from '../repair/pair-tool-blocks.js';
 import type { Converted } from './format-types.js';
-import { argumentsText, isRecord, parseArguments, setTag, tagOf } from './native-tag.js';
+import { argumentsText, isRecord, parseArguments, positionsByOrigin, setTag, tagOf } from './native-tag.js';
 
 /**
  * Gemini `contents` <-> the core's OpenAI-chat model. A model turn's functionCall parts become its
@@ -66,17 +66,17 @@ export function fromGeminiContents(input: readonly unknown[]): Converted<Message
   const messages: Message[] = [];
   const origins: number[] = [];
   // The calls of the model turn just converted, for pairing the next turn's responses without ids.
-  let open: { name: string; id: string; answered: boolean }[] = [];
+  let open = openCalls([]);
   input.forEach((value, index) => {
     const role = isRecord(value) ? roleOf(value) : undefined;
     if (!isRecord(value) || typeof role !== 'string') {
       messages.push(value as Message);
       origins.push(index);
-      open = [];
+      open = openCalls([]);
       return;
     }
     const made: { message: Message; response?: PartTag }[] = role === 'model' ? [modelTurn(value, index)] : role === 'user' ? userTurn(value, index, open) : [{ message: { ...value, role } as Message }];
-    open = role === 'model' ? (made[0]?.message.tool_calls ?? []).map((call) => ({ name: call.function?.name ?? '', id: call.id ?? '', answered: false })) : [];
+    open = openCalls(role === 'model' ? made[0]?.message.tool_calls ?? [] : []);
     made.forEach(({ message, response }, segment) => {
       setTag<Message, ContentTag>(message, { index, native: value, segment, segments: made.length, converted: message, ...(response === undefined ? {} : { response }) });
       messages.push(message);
@@ -108,7 +108,46 @@ function modelTurn(native: Record<string, unknown>, index: number): { message: M
   return { message };
 }
 
-function userTurn(native: Record<string, unknown>, index: number, open: { name: string; id: string; answered: boolean }[]): { message: Message; response?: PartTag }[] {
+interface OpenCall {
+  name: string;
+  id: string;
+  answered: boolean;
+}
+
+interface OpenQueue {
+  calls: OpenCall[];
+  next: number;
+}
+
+/**
+ * The calls of a model turn, for the responses of the turn after it: the first unanswered call with
+ * an id, with a name, or of all. Calls are answered first unanswered first within each queue, so each
+ * queue's cursor only moves forward and a turn of 10^5 responses pairs in linear time (issue 12).
+ */
+function openCalls(toolCalls: readonly ToolCall[]) {
+  const all: OpenQueue = { calls: [], next: 0 };
+  const byId = new Map<string, OpenQueue>();
+  const byName = new Map<string, OpenQueue>();
+  const add = (map: Map<string, OpenQueue>, key: string, call: OpenCall) => {
+    const queue = map.get(key);
+    if (queue === undefined) map.set(key, { calls: [call], next: 0 });
+    else queue.calls.push(call);
+  };
+  for (const toolCall of toolCalls) {
+    const call: OpenCall = { name: toolCall.function?.name ?? '', id: toolCall.id ?? '', answered: false };
+    all.calls.push(call);
+    add(byId, call.id, call);
+    add(byName, call.name, call);
+  }
+  const first = (queue: OpenQueue | undefined) => {
+    if (queue === undefined) return undefined;
+    while (queue.next < queue.calls.length && (queue.calls[queue.next] as OpenCall).answered) queue.next += 1;
+    return queue.calls[queue.next];
+  };
+  return { withId: (id: string) => first(byId.get(id)), withName: (name: string) => first(byName.get(name)), any: () => first(all) };
+}
+
+function userTurn(native: Record<string, unknown>, index: number, open: ReturnType<typeof openCalls>): { message: Message; response?: PartTag }[] {
   const parts = Array.isArray(native['parts']) ? (native['parts'] as unknown[]) : [];
   const made: { message: Message; response?: PartTag }[] = [];
   let run: unknown[] | undefined;
@@ -128,10 +167,10 @@ function userTurn(native: Record<string, unknown>, index: number, open: { name: 
     let id: string;
     if (nativeId) {
       id = found.response['id'] as string;
-      const answered = open.find((call) => !call.answered && call.id === id);
+      const answered = open.withId(id);
       if (answered !== undefined) answered.answered = true;
     } else {
-      const call = open.find((candidate) => !candidate.answered && candidate.name === name) ?? open.find((candidate) => !candidate.answered);
+      const call = open.withName(name) ?? open.any();
       if (call !== undefined) call.answered = true;
       id = call?.id ?? `gemini_result_${index}_${position}`;
     }
@@ -205,12 +244,13 @@ function partsOf(message: Message, calls: Map<string, { name: string; key: strin
   if (tag === undefined || message.content !== tag.converted.content || !Array.isArray(nativeParts)) return [...contentParts(message.content), ...callParts];
   const out: unknown[] = [];
   const used = new Set<number>();
+  const positions = positionsByOrigin(toolCalls, (call) => tagOf<PartTag>(call)?.part);
   for (const part of nativeParts) {
     if (callOf(part) === undefined) {
       out.push(part);
       continue;
     }
-    const position = toolCalls.findIndex((call, index) => !used.has(index) && tagOf<PartTag>(call)?.part === part);
+    const position = positions.take(part);
     if (position < 0) continue;
     used.add(position);
     out.push(callParts[position]);

@@ -55,6 +55,22 @@ export function repairGeminiContents(input: readonly unknown[], options: FormatR
 
 function settleTurns(entries: NativeEntry[], options: FormatRepairOptions, changes: FormatChange[]): NativeEntry[] {
   const out: NativeEntry[] = [];
+  // The last turn out: whether it holds responses, and its parts once turns were merged into it (an
+  // array of our own, appended to in place: copying it per merge is quadratic in a run of 10^5 turns).
+  let lastResponds: boolean | undefined;
+  let lastParts: unknown[] | undefined;
+  const push = (entry: NativeEntry) => {
+    out.push(entry);
+    lastResponds = undefined;
+    lastParts = undefined;
+  };
+  const mergeInto = (previous: NativeEntry, parts: unknown[]) => {
+    if (lastParts === undefined) {
+      lastParts = ((previous.value as Record<string, unknown>)['parts'] as unknown[]).slice();
+      previous.value = { ...(previous.value as Record<string, unknown>), parts: lastParts };
+    }
+    for (const part of parts) lastParts.push(part);
+  };
   for (const entry of entries) {
     let content = entry.value as Record<string, unknown>;
     const role = content['role'];
@@ -73,9 +89,9 @@ function settleTurns(entries: NativeEntry[], options: FormatRepairOptions, chang
       continue;
     }
     const previous = out[out.length - 1];
-    if (previous !== undefined && roleOf(content) === 'user' && countResponses(content) > 0 && roleOf(previous.value as Record<string, unknown>) === 'user' && countResponses(previous.value) > 0) {
+    if (previous !== undefined && roleOf(content) === 'user' && countResponses(content) > 0 && roleOf(previous.value as Record<string, unknown>) === 'user' && (lastResponds ??= countResponses(previous.value) > 0)) {
       // Parallel responses split over consecutive turns: Gemini wants them in the one turn after the calls.
-      previous.value = { ...(previous.value as Record<string, unknown>), parts: [...((previous.value as Record<string, unknown>)['parts'] as unknown[]), ...kept] };
+      mergeInto(previous, kept);
       changes.push({ kind: 'messages-merged', index: entry.origin, detail: `function response turn merged into the response turn before it (input index ${previous.origin})` });
       if (previous.added !== true) changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the responses of the turn at input index ${entry.origin}, which followed it` });
       continue;
@@ -87,18 +103,19 @@ function settleTurns(entries: NativeEntry[], options: FormatRepairOptions, chang
           changes.push({ kind: 'orphan-dropped', index: entry.origin, detail: `call turn with nothing before it dropped: ${preview(content['parts'])}` });
           continue;
         }
-        out.push({ ...entry, value: callsAsText(content) });
+        push({ ...entry, value: callsAsText(content) });
         changes.push({ kind: 'call-to-text', index: entry.origin, detail: 'a function call turn cannot open the contents; the turn is kept as user text, and its responses become orphans' });
         continue;
       }
       if (roleOf(previous.value as Record<string, unknown>) === 'model') {
-        previous.value = { ...(previous.value as Record<string, unknown>), parts: [...((previous.value as Record<string, unknown>)['parts'] as unknown[]), ...kept] };
+        mergeInto(previous, kept);
+        lastResponds = undefined; // the merged turn is a model turn; a later response turn asks again
         changes.push({ kind: 'messages-merged', index: entry.origin, detail: `function call turn merged into the model turn before it (input index ${previous.origin}): a call turn must follow a user turn` });
         changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the parts of the function call turn at input index ${entry.origin}, which followed it` });
         continue;
       }
     }
-    out.push(content === entry.value ? entry : { ...entry, value: content });
+    push(content === entry.value ? entry : { ...entry, value: content });
   }
   return out;
 }

@@ -15,6 +15,7 @@ export function pairingProfile(name: ProfileName, uniqueIdsAcrossRequest: boolea
     rules: [rules.toolCallsUnanswered, rules.toolResultOrphan, rules.toolResultNotAdjacent, rules.toolResultIdMismatch, rules.toolResultDuplicate, rules.toolCallIdMissing, rules.toolCallIdDuplicate, rules.messageMalformed],
     roles: new Set(['system', 'developer', 'user', 'assistant', 'tool']),
     uniqueIdsAcrossRequest,
+    nativeContent: true,
     thinkingByDefault: () => false,
     errorResponse: (violation) => ({ status: 400, body: { error: { message: violation.message } } }),
   };

@@ -1,3 +1,4 @@
+import { guardInput } from '../input-guard.js';
 import { repairAnthropicMessages } from './anthropic-repair.js';
 import type { FormatName, FormatRepairOptions, FormatRepairResult } from './format-types.js';
 import { repairGeminiContents } from './gemini-repair.js';
@@ -10,12 +11,14 @@ import { repairResponsesInput } from './responses-repair.js';
  * untouched elements are the same objects; the input is never mutated.
  */
 export function repairFormat(format: FormatName, input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
-  switch (format) {
-    case 'anthropic-messages':
-      return repairAnthropicMessages(input, options);
-    case 'gemini-contents':
-      return repairGeminiContents(input, options);
-    case 'responses-input':
-      return repairResponsesInput(input, options);
-  }
+  return guardInput('repairFormat', input, () => {
+    switch (format) {
+      case 'anthropic-messages':
+        return repairAnthropicMessages(input, options);
+      case 'gemini-contents':
+        return repairGeminiContents(input, options);
+      case 'responses-input':
+        return repairResponsesInput(input, options);
+    }
+  });
 }

@@ -85,7 +85,8 @@ function canonicalCall(value: ResponsesItem): string {
 /** Outputs paired with calls by call_id, first open call first; reused call_ids renamed; outputs without a call kept as text. */
 function pairByCallId(entries: NativeEntry[], options: FormatRepairOptions, changes: FormatChange[]): NativeEntry[] {
   const taken = new Set(entries.map(callIdOf).filter((id) => id !== ''));
-  const open = new Map<string, { id: string; answered: boolean }[]>();
+  // Per call_id, its calls in order and the first still unanswered (outputs answer first open first, so `next` only moves on).
+  const open = new Map<string, { calls: { id: string; answered: boolean }[]; next: number }>();
   const out: NativeEntry[] = [];
   for (const entry of entries) {
     const type = itemType(item(entry));
@@ -97,11 +98,12 @@ function pairByCallId(entries: NativeEntry[], options: FormatRepairOptions, chan
       taken.add(id);
       out.push({ ...entry, value: { ...item(entry), call_id: id } });
       changes.push({ kind: 'id-generated', index: entry.origin, toolCallId: id, detail: `function_call had no call_id; given '${id}'` });
-      open.set(id, [{ id, answered: false }]);
+      open.set(id, { calls: [{ id, answered: false }], next: 0 });
       continue;
     }
     if (type === 'function_call') {
-      const calls = open.get(callId) ?? [];
+      const queue = open.get(callId);
+      const calls = queue?.calls ?? [];
       let id = callId;
       if (calls.length > 0) {
         for (let attempt = calls.length + 1; taken.has(id); attempt += 1) id = `${callId}_${attempt}`;
@@ -111,15 +113,18 @@ function pairByCallId(entries: NativeEntry[], options: FormatRepairOptions, chan
       } else {
         out.push(entry);
       }
-      open.set(callId, [...calls, { id, answered: false }]);
+      if (queue === undefined) open.set(callId, { calls: [{ id, answered: false }], next: 0 });
+      else calls.push({ id, answered: false });
       continue;
     }
     if (type !== 'function_call_output') {
       out.push(entry);
       continue;
     }
-    const calls = open.get(callId) ?? [];
-    const call = calls.find((candidate) => !candidate.answered);
+    const queue = open.get(callId);
+    const calls = queue?.calls ?? [];
+    if (queue !== undefined) while (queue.next < calls.length && (calls[queue.next] as { answered: boolean }).answered) queue.next += 1;
+    const call = queue === undefined ? undefined : calls[queue.next];
     if (call !== undefined) {
       call.answered = true;
       if (call.id === callId) out.push(entry);

@@ -25,8 +25,12 @@ export interface RepairContext {
   newId(seed: string): string;
 }
 
-/** Shallow copy once, then mutate the copy: untouched messages stay the same objects. */
-export function copyOf(entry: Entry, copied: WeakSet<Message>): Message {
+/**
+ * Shallow copy once, then mutate the copy: untouched messages stay the same objects. `copied` is a
+ * plain Set that lives for one repair: a WeakSet's ephemeron bookkeeping cost more per copy (profiled
+ * at 10^5 copies, docs/decisions/core-one-pass-cost.md).
+ */
+export function copyOf(entry: Entry, copied: Set<Message>): Message {
   if (copied.has(entry.message)) return entry.message;
   const copy: Message = { ...entry.message };
   copied.add(copy);

@@ -5,7 +5,7 @@ import { copyOf, type Entry, type RepairContext } from './context.js';
  * Parallel calls split across consecutive assistant messages (each with calls, no results between)
  * whose results follow the last of them: merged back into one assistant message.
  */
-export function mergeSplitCalls(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+export function mergeSplitCalls(entries: Entry[], context: RepairContext, copied: Set<Message>): Entry[] {
   let out: Entry[] | undefined;
   for (let index = 0; index < entries.length; index += 1) {
     const entry = entries[index] as Entry;
@@ -28,9 +28,11 @@ export function mergeSplitCalls(entries: Entry[], context: RepairContext, copied
     }
     out ??= entries.slice(0, index);
     const merged = copyOf(entry, copied);
+    const toolCalls = (merged.tool_calls ?? []).slice(); // one array for the whole run: appending run by run would copy it each time
+    merged.tool_calls = toolCalls;
     for (let cursor = index + 1; cursor <= end; cursor += 1) {
       const other = (entries[cursor] as Entry).message;
-      merged.tool_calls = [...(merged.tool_calls ?? []), ...(other.tool_calls ?? [])];
+      for (const call of other.tool_calls ?? []) toolCalls.push(call);
       if (!isEmptyContent(other.content)) merged.content = isEmptyContent(merged.content) ? other.content ?? null : `${textOf(merged.content)}\n${textOf(other.content)}`;
       if (typeof other.reasoning_content === 'string' && other.reasoning_content !== '') {
         merged.reasoning_content = typeof merged.reasoning_content === 'string' && merged.reasoning_content !== '' ? `${merged.reasoning_content}\n${other.reasoning_content}` : other.reasoning_content;

@@ -1,4 +1,4 @@
-import { isMessage, textOf, type Message, type ToolCall } from '../messages.js';
+import { isMessage, messageShapeProblem, textOf, type Message, type ToolCall } from '../messages.js';
 import { isJsonObjectText, isToolCallMalformed } from '../tool-call-shape.js';
 import { copyOf, type Entry, type RepairContext } from './context.js';
 
@@ -6,14 +6,19 @@ import { copyOf, type Entry, type RepairContext } from './context.js';
  * Per-message fixes that need no neighbours: shapes a provider cannot deserialise, and fields it
  * rejects. Messages needing nothing stay the same objects.
  */
-export function normalizeMessages(input: readonly Message[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+export function normalizeMessages(input: readonly Message[], context: RepairContext, copied: Set<Message>): Entry[] {
   const entries: Entry[] = [];
   for (let origin = 0; origin < input.length; origin += 1) {
     const value: unknown = input[origin];
-    if (!isMessage(value)) {
-      context.note({ kind: 'malformed-dropped', index: origin, detail: `not a message object: ${preview(value)}` });
+    // A string (or no content) is the shape of nearly every message: only other values are looked into.
+    const content = isMessage(value) ? value.content : 0;
+    const problem = typeof content === 'string' || content === null || content === undefined || (context.profile.nativeContent === true && isMessage(value)) ? undefined : messageShapeProblem(value);
+    if (problem !== undefined) {
+      const what = problem.path === '' ? 'not a message object' : `no provider takes its ${problem.path.slice(1)} (${problem.got})`;
+      context.note({ kind: 'malformed-dropped', index: origin, detail: `${what}: ${preview(value)}` });
       continue;
     }
+    if (!isMessage(value)) continue; // never: no problem means a message (narrows the type)
     const entry: Entry = { message: value, origin };
     if (!context.profile.roles.has(value.role) && value.role === 'developer' && context.profile.roles.has('system')) {
       copyOf(entry, copied).role = 'system';
@@ -38,7 +43,7 @@ export function normalizeMessages(input: readonly Message[], context: RepairCont
   return entries;
 }
 
-function normalizeAssistant(entry: Entry, context: RepairContext, copied: WeakSet<Message>): void {
+function normalizeAssistant(entry: Entry, context: RepairContext, copied: Set<Message>): void {
   const message = entry.message;
   const origin = entry.origin;
   if (context.profile.contentAlwaysRequired === true && Array.isArray(message.tool_calls) && message.tool_calls.length > 0 && (message.content === null || message.content === undefined || (Array.isArray(message.content) && message.content.length === 0))) {
@@ -104,7 +109,7 @@ function repairArguments(args: unknown): string {
 }
 
 /** An Anthropic `tool_use` part carrying the same id as a tool_calls entry is the same call twice (corpus 043). */
-function removeDuplicatedToolUseParts(entry: Entry, context: RepairContext, copied: WeakSet<Message>): void {
+function removeDuplicatedToolUseParts(entry: Entry, context: RepairContext, copied: Set<Message>): void {
   const content = entry.message.content;
   if (!Array.isArray(content)) return;
   const ids = new Set((entry.message.tool_calls ?? []).map((call) => call?.id));

@@ -9,7 +9,25 @@ interface Slot {
   /** The id it goes out with. */
   id: string;
   name: string;
+  /** Its position among the message's calls. */
+  position: number;
   answered: boolean;
+}
+
+/**
+ * Calls sharing an id (or lacking one), in call order, and the first of them still owed. Calls are
+ * answered first owed first, so `next` only moves forward: each lookup costs amortised O(1), and a
+ * block of 10^5 calls with one constant id pairs in linear time (issue 12, finding 3).
+ */
+interface SlotQueue {
+  slots: Slot[];
+  next: number;
+}
+
+function firstOwed(queue: SlotQueue | undefined): Slot | undefined {
+  if (queue === undefined) return undefined;
+  while (queue.next < queue.slots.length && (queue.slots[queue.next] as Slot).answered) queue.next += 1;
+  return queue.slots[queue.next];
 }
 
 export const SYNTHETIC_RESULT =
@@ -21,7 +39,7 @@ export const SYNTHETIC_RESULT =
  * by a global set of ids. Looks ahead no further than the next assistant message with calls, so
  * the whole pass is linear.
  */
-export function pairToolBlocks(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+export function pairToolBlocks(entries: Entry[], context: RepairContext, copied: Set<Message>): Entry[] {
   const out: Entry[] = [];
   const usedIds = new Set<string>();
   const uniqueAcross = context.profile.uniqueIdsAcrossRequest || context.strongest;
@@ -52,6 +70,7 @@ function emitWholeBlock(entries: Entry[], start: number, out: Entry[], context: 
   const owner = entries[start] as Entry;
   const calls = owner.message.tool_calls as ToolCall[];
   const count = calls.length;
+  if (count > 30) return undefined; // a bit per call below, and the duplicate test is quadratic: wide blocks take the full path
   const pattern = context.profile.idPattern;
   for (let position = 0; position < count; position += 1) {
     const id = calls[position]?.id;
@@ -60,8 +79,7 @@ function emitWholeBlock(entries: Entry[], start: number, out: Entry[], context: 
   }
   const end = start + count; // index of the last result
   if (end >= entries.length || (entries[end + 1] !== undefined && (entries[end + 1] as Entry).message.role === 'tool')) return undefined;
-  let answered = 0; // bit per call, for the usual handful; blocks of more than 30 calls take the full path
-  if (count > 30) return undefined;
+  let answered = 0; // bit per call, for the usual handful
   for (let cursor = start + 1; cursor <= end; cursor += 1) {
     const message = (entries[cursor] as Entry).message;
     if (message.role !== 'tool') return undefined;
@@ -75,13 +93,14 @@ function emitWholeBlock(entries: Entry[], start: number, out: Entry[], context: 
   return end + 1;
 }
 
-function emitBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, copied: WeakSet<Message>, usedIds: Set<string>, uniqueAcross: boolean): number {
+function emitBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, copied: Set<Message>, usedIds: Set<string>, uniqueAcross: boolean): number {
   const owner = entries[start] as Entry;
   const calls = owner.message.tool_calls as ToolCall[];
   const pattern = context.profile.idPattern;
   const slots: Slot[] = [];
-  const byId = new Map<string, Slot[]>();
-  const withoutId: Slot[] = [];
+  const byId = new Map<string, SlotQueue>();
+  const withoutId: SlotQueue = { slots: [], next: 0 };
+  const every: SlotQueue = { slots, next: 0 };
   let newCalls: ToolCall[] | undefined;
 
   for (let position = 0; position < calls.length; position += 1) {
@@ -91,16 +110,20 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     if (id === '') {
       id = context.newId(`${owner.origin}:${position}`);
       context.note({ kind: 'id-generated', index: owner.origin, toolCallId: id, detail: `call ${position} had no id; its result (if any) gets the same one` });
-    } else if ((byId.get(id)?.length ?? 0) > 0 || (uniqueAcross && usedIds.has(id)) || (pattern !== undefined && !pattern.test(id))) {
+    } else if (byId.has(id) || (uniqueAcross && usedIds.has(id)) || (pattern !== undefined && !pattern.test(id))) {
       const why = pattern !== undefined && !pattern.test(id) ? `does not match ${context.profile.name}'s id format` : 'is used by another call';
       id = context.newId(`${owner.origin}:${position}:${original}`);
       context.note({ kind: 'id-remapped', index: owner.origin, toolCallId: id, detail: `call id '${original}' ${why}; renamed to '${id}' in the call and its result` });
     }
     usedIds.add(id);
-    const slot: Slot = { original, id, name: typeof call?.function?.name === 'string' ? call.function.name : '', answered: false };
+    const slot: Slot = { original, id, name: typeof call?.function?.name === 'string' ? call.function.name : '', position, answered: false };
     slots.push(slot);
-    if (original === '') withoutId.push(slot);
-    else byId.set(original, [...(byId.get(original) ?? []), slot]);
+    if (original === '') withoutId.slots.push(slot);
+    else {
+      const queue = byId.get(original);
+      if (queue === undefined) byId.set(original, { slots: [slot], next: 0 });
+      else queue.slots.push(slot);
+    }
     if (id !== original) {
       newCalls ??= calls.slice();
       newCalls[position] = { ...call, id };
@@ -123,8 +146,8 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     }
     const resultId = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
     let slot: Slot | undefined;
-    if (resultId !== '') slot = byId.get(resultId)?.find((candidate) => !candidate.answered);
-    else if (inRun) slot = withoutId.find((candidate) => !candidate.answered) ?? slots.find((candidate) => !candidate.answered);
+    if (resultId !== '') slot = firstOwed(byId.get(resultId));
+    else if (inRun) slot = firstOwed(withoutId) ?? firstOwed(every);
     if (slot !== undefined) {
       slot.answered = true;
       answeredCount += 1;
@@ -150,7 +173,7 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     const keep = base.filter((_, position) => (slots[position] as Slot).answered);
     newCalls = keep;
     for (const slot of unanswered) {
-      context.note({ kind: 'call-stripped', index: owner.origin, toolCallId: slot.id, detail: `call ${slot.name || '(no name)'} ${preview(calls[slots.indexOf(slot)]?.function?.arguments)} never got a result; removed` });
+      context.note({ kind: 'call-stripped', index: owner.origin, toolCallId: slot.id, detail: `call ${slot.name || '(no name)'} ${preview(calls[slot.position]?.function?.arguments)} never got a result; removed` });
     }
   }
   if (newCalls !== undefined) {
@@ -206,7 +229,7 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
   return last + 1;
 }
 
-function emitOrphan(entry: Entry, out: Entry[], context: RepairContext, copied: WeakSet<Message>, why: string): void {
+function emitOrphan(entry: Entry, out: Entry[], context: RepairContext, copied: Set<Message>, why: string): void {
   const message = entry.message;
   const id = typeof message.tool_call_id === 'string' && message.tool_call_id !== '' ? message.tool_call_id : undefined;
   if (context.orphans === 'drop') {

@@ -6,7 +6,7 @@ import { preview } from './normalize.js';
 export const BRIDGE_TEXT = 'Tool results received.';
 
 /** Fixes that depend on the provider and on neighbours, once every tool block is whole. */
-export function applyProviderFixes(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+export function applyProviderFixes(entries: Entry[], context: RepairContext, copied: Set<Message>): Entry[] {
   let out = dropEmptyAssistants(entries, context);
   if (context.enforces('system-message-position')) out = hoistSystemMessages(out, context, copied);
   if (context.enforces('roles-not-alternating') || (context.strongest && context.foldRepeats)) out = foldConsecutive(out, context, copied);
@@ -38,7 +38,7 @@ function dropEmptyAssistants(entries: Entry[], context: RepairContext): Entry[] 
 }
 
 /** Repeated user messages (crash retries) kept once; where the provider needs alternation, same-role neighbours merged. */
-function foldConsecutive(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+function foldConsecutive(entries: Entry[], context: RepairContext, copied: Set<Message>): Entry[] {
   const alternate = context.enforces('roles-not-alternating');
   const out: Entry[] = [];
   for (const entry of entries) {
@@ -99,7 +99,7 @@ function bridgeToolToUser(entries: Entry[], context: RepairContext): Entry[] {
  * (accepted). One pass: the assistants lacking the key are remembered per turn and filled when the
  * turn ends, if it called tools (or, in a request, if it is the turn after the last user message).
  */
-function fillReasoning(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): void {
+function fillReasoning(entries: Entry[], context: RepairContext, copied: Set<Message>): void {
   const moonshot = context.profile.dialect === 'moonshot';
   const lacking: Entry[] = [];
   let calledTools = false;
@@ -127,7 +127,7 @@ function fillReasoning(entries: Entry[], context: RepairContext, copied: WeakSet
   endTurn(true);
 }
 
-function removeUnknownFields(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): void {
+function removeUnknownFields(entries: Entry[], context: RepairContext, copied: Set<Message>): void {
   const fields = context.profile.fields ?? {};
   for (const entry of entries) {
     const allowed = fields[entry.message.role];
@@ -142,7 +142,7 @@ function removeUnknownFields(entries: Entry[], context: RepairContext, copied: W
 }
 
 /** Later system messages merged into one leading system message (order of their texts kept). */
-function hoistSystemMessages(entries: Entry[], context: RepairContext, copied: WeakSet<Message>): Entry[] {
+function hoistSystemMessages(entries: Entry[], context: RepairContext, copied: Set<Message>): Entry[] {
   const first = entries[0];
   const later = entries.filter((entry, index) => index > 0 && entry.message.role === 'system');
   if (later.length === 0) return entries;

@@ -1,5 +1,5 @@
 import type { Rule } from './rule.js';
-import { hasToolCalls } from '../messages.js';
+import { hasToolCalls, isMessage } from '../messages.js';
 
 /**
  * Thinking mode (DeepSeek V3.2+/V4, Kimi thinking models): an assistant message of a turn that
@@ -25,7 +25,7 @@ export const reasoningContentMissing: Rule = {
     let turnStart = 0;
     for (let index = 0; index <= messages.length; index += 1) {
       const message = messages[index];
-      if (message !== undefined && message.role !== 'user') continue;
+      if (index < messages.length && !(isMessage(message) && message.role === 'user')) continue; // an entry that is no message (message-malformed) ends no turn
       reportTurn(context, turnStart, index);
       turnStart = index + 1;
     }
@@ -37,7 +37,7 @@ function reportTurn(context: Parameters<NonNullable<Rule['finish']>>[0], start: 
   let calledTools = false;
   for (let index = start; index < end; index += 1) {
     const message = messages[index];
-    if (message !== undefined && hasToolCalls(message)) {
+    if (isMessage(message) && hasToolCalls(message)) {
       calledTools = true;
       break;
     }
@@ -46,7 +46,7 @@ function reportTurn(context: Parameters<NonNullable<Rule['finish']>>[0], start: 
   if (!calledTools && !afterLastUser) return;
   for (let index = start; index < end; index += 1) {
     const message = messages[index];
-    if (message === undefined || message.role !== 'assistant') continue;
+    if (!isMessage(message) || message.role !== 'assistant') continue;
     if (context.dialect === 'moonshot' && !hasToolCalls(message)) continue;
     if (typeof message.reasoning_content !== 'string') context.report({ rule: 'reasoning-content-missing', index });
   }

@@ -16,8 +16,9 @@ export const toolCallMalformed: Rule = {
   roles: ['assistant'],
   visit(message, index, context) {
     if (message.role !== 'assistant' || !Array.isArray(message.tool_calls)) return;
-    message.tool_calls.forEach((call, position) => {
-      if (isToolCallMalformed(call)) context.report({ rule: 'tool-call-malformed', index, facts: { call: position } });
-    });
+    const calls = message.tool_calls;
+    for (let position = 0; position < calls.length; position += 1) {
+      if (isToolCallMalformed(calls[position])) context.report({ rule: 'tool-call-malformed', index, facts: { call: position } });
+    }
   },
 };
