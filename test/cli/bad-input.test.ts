@@ -1,30 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, open, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { before, describe, test } from 'node:test';
 import { findJsonErrorOffset } from '../../src/cli/json-error-offset.js';
 import { run } from '../../src/cli/run.js';
 import type { Message } from '../../src/index.js';
 import { captureIo } from '../support/capture-io.js';
+import { CLI_MAIN, unansweredCall, useTemporaryDirectory } from './helpers.js';
 
-const broken: Message[] = [
-  { role: 'user', content: 'q' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
-  { role: 'user', content: 'next' },
-];
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-let directory = '';
-const path = (name: string) => join(directory, name);
-
-before(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'unstuck-bad-input-'));
-});
-after(async () => {
-  await rm(directory, { recursive: true, force: true });
-});
+const broken = unansweredCall;
+const MAIN = CLI_MAIN;
+const { path } = useTemporaryDirectory('unstuck-bad-input-');
 
 /** One line on stderr, exit 2, no stack trace. */
 async function refused(args: string[], pattern: RegExp, env: Record<string, string> = {}): Promise<void> {
@@ -93,12 +80,12 @@ describe('input the CLI refuses, in one line', () => {
   test('an output in a missing directory names that path, not a temporary or lock file', async () => {
     await writeFile(path('in.json'), JSON.stringify(broken));
     for (const name of ['out.json', 'out.jsonl', 'out.md']) {
-      const target = join(directory, 'missing', name);
+      const target = path(join('missing', name));
       const io = captureIo();
       assert.equal(await run(['convert', path('in.json'), target], io), 2);
       assert.equal(io.err(), `unstuck convert: ${target}: cannot write: its directory does not exist (ENOENT)\n`);
     }
-    assert.deepEqual((await readdir(directory)).filter((name) => name.includes('.tmp-')), []);
+    assert.deepEqual((await readdir(path(''))).filter((name) => name.includes('.tmp-')), []);
   });
 });
 

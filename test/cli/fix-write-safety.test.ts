@@ -1,31 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, lstat, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chmod, lstat, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
 import { run } from '../../src/cli/run.js';
 import { formatTranscript, parseTranscript } from '../../src/session/index.js';
 import { check, type Message } from '../../src/index.js';
 import { captureIo } from '../support/capture-io.js';
+import { CLI_MAIN, unansweredCall, useTemporaryDirectory } from './helpers.js';
 
-const broken: Message[] = [
-  { role: 'user', content: 'q' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
-  { role: 'user', content: 'next' },
-];
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-let directory = '';
-const path = (name: string) => join(directory, name);
-
-before(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'unstuck-fix-write-'));
-});
-after(async () => {
-  await rm(directory, { recursive: true, force: true });
-});
+const broken = unansweredCall;
+const MAIN = CLI_MAIN;
+const { path } = useTemporaryDirectory('unstuck-fix-write-');
 
 /** `unstuck ARGS` as its own process (what a user runs), with its exit code and output. */
 function unstuck(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
