@@ -3,7 +3,8 @@ import { MAX_HEAL_BODY_BYTES } from './create-proxy-core.js';
 import { healChatBody } from './heal-chat-body.js';
 import { isChatCompletionsPath } from './is-chat-completions-path.js';
 import { readAnswerText } from './read-answer-text.js';
-import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
+import { answerFromText, readFetchRequest } from './read-fetch-request.js';
+import type { RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
 import { sanitizeByWire } from './wires/sanitize-by-wire.js';
 
@@ -50,7 +51,7 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
   return async function sanitizingFetch(input, init) {
     const native = await sanitizeByWire(input, init, { send, policy: options.policy, report });
     if (native !== undefined) return native;
-    const outgoing = await readChatRequest(input, init);
+    const outgoing = await readFetchRequest(input, init, (url) => (isChatCompletionsPath(url) ? parseChatBody : undefined));
     if (outgoing === undefined) return send(input, init);
 
     const first = sanitizeChatBody(outgoing.body, { profile: options.profile, policy: options.policy });
@@ -60,15 +61,8 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
 
     const read = await readAnswerText(response, MAX_HEAL_BODY_BYTES);
     if ('response' in read) return read.response; // too large to be a pairing error: handed over unread
-    const text = read.text;
-    const again = (): Response => {
-      const headers = new Headers(response.headers);
-      headers.delete('content-length'); // the text is decoded and re-encoded: its length is the new body's
-      headers.delete('content-encoding');
-      return new Response(text, { status: response.status, statusText: response.statusText, headers });
-    };
-    const healed = healChatBody(first.body, response.status, text, { profile: options.profile, policy: options.policy });
-    if (healed === undefined) return again();
+    const healed = healChatBody(first.body, response.status, read.text, { profile: options.profile, policy: options.policy });
+    if (healed === undefined) return answerFromText(response, read.text);
     report({ ...eventOf(outgoing.url, 'heal', healed), rejectedFor: healed.rejectedFor });
     return send(...outgoing.build(JSON.stringify(healed.body)));
   };
@@ -76,55 +70,4 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
 
 function eventOf(url: string, attempt: RepairEvent['attempt'], result: SanitizedChatBody): RepairEvent {
   return { url, attempt, changes: result.changes, rules: result.rules, remaining: result.remaining };
-}
-
-type FetchArguments = [input: string | URL | Request, init?: RequestInit];
-
-interface ChatRequest {
-  url: string;
-  body: ChatBody;
-  /** The arguments to send: the original ones when `text` is undefined, else the same request with this body. */
-  build(text: string | undefined): FetchArguments;
-}
-
-/** The chat request inside fetch arguments, or undefined when this is not one we repair. */
-async function readChatRequest(input: string | URL | Request, init: RequestInit | undefined): Promise<ChatRequest | undefined> {
-  const isRequest = typeof input === 'object' && 'url' in input && typeof (input as Request).clone === 'function' && !(input instanceof URL);
-  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : (input as Request).url;
-  const method = (init?.method ?? (isRequest ? (input as Request).method : 'GET')).toUpperCase();
-  if (method !== 'POST' || !isChatCompletionsPath(url)) return undefined;
-
-  if (init?.body !== undefined && init.body !== null) {
-    const text = await bodyText(init.body);
-    const body = text === undefined ? undefined : parseChatBody(text);
-    if (body === undefined) return undefined;
-    return {
-      url,
-      body,
-      build: (replacement) => (replacement === undefined ? [input, init] : [input, { ...init, body: replacement, headers: withoutContentLength(init.headers) }]),
-    };
-  }
-  if (!isRequest) return undefined;
-  const request = new Request(input as Request, init);
-  const body = parseChatBody(await request.clone().text());
-  if (body === undefined) return undefined;
-  return {
-    url,
-    body,
-    build: (replacement) =>
-      replacement === undefined ? [request.clone()] : [new Request(request, { body: replacement, headers: withoutContentLength(request.headers) })],
-  };
-}
-
-async function bodyText(body: NonNullable<RequestInit['body']>): Promise<string | undefined> {
-  if (typeof body === 'string') return body;
-  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return new TextDecoder().decode(body);
-  if (body instanceof Blob) return body.text();
-  return undefined; // a stream, form data or search params: not a JSON chat body we can read without consuming it
-}
-
-function withoutContentLength(headers: RequestInit['headers'] | Headers | undefined): Headers {
-  const result = new Headers(headers);
-  result.delete('content-length');
-  return result;
 }

@@ -176,3 +176,29 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     assert.equal(sent.length, 1);
   });
 });
+
+describe('createSanitizingFetch on the Anthropic wire, a large 400', () => {
+  test('is handed over after the heal bound (1 MiB, as on the chat path), not read whole first', { timeout: 5000 }, async () => {
+    // 2 MiB of an error that never ends: read whole, the fetch would never answer.
+    const piece = new TextEncoder().encode('x'.repeat(1024 * 1024));
+    let sent = 0;
+    const send: typeof fetch = async () => {
+      sent += 1;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"type":"error","error":{"type":"invalid_request_error","message":"'));
+          controller.enqueue(piece);
+          controller.enqueue(piece);
+        },
+      });
+      return new Response(body, { status: 400, headers: { 'content-type': 'application/json' } });
+    };
+    const response = await sanitizing([], send)(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ model: MODEL, max_tokens: 64, messages: textBeforeResult }) });
+    assert.equal(response.status, 400);
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    assert.ok(first.value !== undefined && new TextDecoder().decode(first.value).startsWith('{"type":"error"'), 'the answer replays from its first byte');
+    await reader.cancel();
+    assert.equal(sent, 1, 'a 400 over the bound is not healed and retried');
+  });
+});
