@@ -33,6 +33,7 @@ export async function multiNodeRun(options: { child: string; kind: 'sqlite' | 'p
     for (const [why, count] of Object.entries(output.refused)) refused[why] = (refused[why] ?? 0) + count;
   }
   assert.deepEqual(Object.keys(refused).filter((why) => why.startsWith('other')), [], `turns failed for other reasons: ${JSON.stringify(refused)}`);
+  assert.ok(acknowledged.size > 0, `no turn was acknowledged at all: ${JSON.stringify(refused)}`);
   let messages = 0;
   for (const session of sessions) {
     const store: SessionStore = kind === 'sqlite' ? createSqliteStore(target, { session }) : createPostgresStore(target, { session });
@@ -43,6 +44,7 @@ export async function multiNodeRun(options: { child: string; kind: 'sqlite' | 'p
       const turns = turnsOf(loaded.messages, session);
       for (const turn of turns) assert.equal(acknowledged.get(turn), session, `${session}: turn ${turn} is there but was not acknowledged on this session`);
       const expected = [...acknowledged].filter(([, where]) => where === session).map(([turn]) => turn).sort();
+      assert.ok(expected.length > 0, `${session}: no turn landed on it`);
       assert.deepEqual([...turns].sort(), expected, `${session}: every acknowledged turn exactly once`);
       messages += loaded.messages.length;
     } finally {
