@@ -338,16 +338,16 @@ class Relay implements Dispatcher.DispatchHandlers {
     exchange.finish('complete');
   }
 
-  /**
-   * Backpressure both ways: a full client socket pauses the upstream read (and the silence timer:
-   * waiting on a slow client is not a silent upstream); `drain` resumes both.
-   */
   #writeHead(): void {
     this.#headPending = false;
     this.#exchange.answered(this.#status);
     this.#outgoing.writeHead(this.#status, this.#statusText, this.#exchange.clientHeaders(this.#headers, this.#encoding !== undefined));
   }
 
+  /**
+   * Backpressure both ways: a full client socket pauses the upstream read (and the silence timer:
+   * waiting on a slow client is not a silent upstream); `drain` resumes both.
+   */
   #write(chunk: Buffer): boolean {
     if (this.#headPending) this.#writeHead();
     if (this.#outgoing.write(chunk)) {

@@ -1,5 +1,6 @@
 import { check, repair } from '../core/index.js';
 import type { Change, Message, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import { repairedRules } from './wires/http-wire.js';
 
 /** How a request is repaired: the core's repair choices (see `repair` in AGENTS.md). */
 export interface RepairPolicy {
@@ -67,12 +68,4 @@ function thinkingOf(body: ChatBody): { thinking?: boolean } {
   if (type === 'enabled') return { thinking: true };
   if (type === 'disabled') return { thinking: false };
   return {};
-}
-
-function repairedRules(before: readonly { rule: RuleId }[], remaining: readonly { rule: RuleId }[]): RuleId[] {
-  const left = new Map<RuleId, number>();
-  for (const violation of remaining) left.set(violation.rule, (left.get(violation.rule) ?? 0) + 1);
-  const found = new Map<RuleId, number>();
-  for (const violation of before) found.set(violation.rule, (found.get(violation.rule) ?? 0) + 1);
-  return [...found].filter(([rule, count]) => count > (left.get(rule) ?? 0)).map(([rule]) => rule);
 }
