@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { readJsonRecord, writeJsonRecord } from './private-json-file.js';
 
 /** The file, in the user's config directory, that remembers which project configs were trusted. */
 export const TRUST_FILE = 'trusted-projects.json';
@@ -30,23 +30,7 @@ export function sha256Of(bytes: Uint8Array): string {
 
 export function createProjectTrust(directory: string | undefined, now: () => Date = () => new Date()): ProjectTrust {
   const file = directory === undefined ? undefined : join(directory, TRUST_FILE);
-  const load = async (): Promise<Record<string, TrustEntry>> => {
-    if (file === undefined) return {};
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch {
-      return {};
-    }
-    try {
-      const parsed = JSON.parse(text) as { projects?: unknown };
-      const projects = parsed?.projects;
-      return projects !== null && typeof projects === 'object' && !Array.isArray(projects) ? (projects as Record<string, TrustEntry>) : {};
-    } catch {
-      // A damaged file trusts nothing; trusting again writes a good one.
-      return {};
-    }
-  };
+  const load = (): Promise<Record<string, TrustEntry>> => readJsonRecord<TrustEntry>(file, 'projects');
   return {
     file,
     async isTrusted(path, sha256) {
@@ -57,16 +41,7 @@ export function createProjectTrust(directory: string | undefined, now: () => Dat
       if (file === undefined || directory === undefined) throw new Error('no home directory to remember the trust in (set HOME or XDG_CONFIG_HOME)');
       const projects = await load();
       projects[path] = { sha256, trustedAt: now().toISOString() };
-      await mkdir(directory, { recursive: true, mode: 0o700 });
-      const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-      try {
-        await writeFile(temporary, `${JSON.stringify({ version: 1, projects }, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
-        await chmod(temporary, 0o600);
-        await rename(temporary, file);
-      } catch (error) {
-        await rm(temporary, { force: true }).catch(() => undefined);
-        throw error;
-      }
+      await writeJsonRecord(directory, file, 'projects', projects);
     },
   };
 }

@@ -86,7 +86,8 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
       if (entries.length === 0) throw new UnstuckError('USAGE', `no session to resume in ${SESSIONS_DIRECTORY}`);
       const known = options.known;
       if (known === undefined) return entries[0] as SessionEntry;
-      for (const entry of entries) if (await known.has(await realPathOf(entry.path))) return entry;
+      const started = await known.paths();
+      for (const entry of entries) if (started.has(await realPathOf(entry.path))) return entry;
       throw new UnstuckError('USAGE', `no session started by your unstuck chat in ${SESSIONS_DIRECTORY} (${entries.length === 1 ? 'the one there was' : `the ${entries.length} there were`} made elsewhere, e.g. shipped with the project: read it, then name it with --resume ID)`);
     }
     pathOf(id);
