@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { createEmulator } from '../../src/emulator/index.js';
+import { useListeningEmulator } from '../support/listening-emulator.js';
 
 /**
  * The real Anthropic clients against the emulator's Anthropic wire over a socket: the official
@@ -12,17 +12,10 @@ import { createEmulator } from '../../src/emulator/index.js';
  * Both parse and validate what the emulator sends, so a pass means the shapes are Anthropic's.
  */
 
-const emulator = createEmulator({ wires: ['anthropic'] });
-let url = '';
-let close: () => Promise<void> = async () => undefined;
-before(async () => {
-  const server = await emulator.listen();
-  url = server.url;
-  close = server.close;
-});
-after(async () => close());
+const served = useListeningEmulator({ wires: ['anthropic'] });
+const { emulator } = served;
 
-const client = (options: { maxRetries?: number } = {}) => new Anthropic({ apiKey: 'sk-ant-emulator', baseURL: url, maxRetries: options.maxRetries ?? 0 });
+const client = (options: { maxRetries?: number } = {}) => new Anthropic({ apiKey: 'sk-ant-emulator', baseURL: served.url, maxRetries: options.maxRetries ?? 0 });
 const MODEL = 'claude-sonnet-4-5';
 const readTool: Anthropic.Tool = { name: 'Read', description: 'Read a file', input_schema: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } };
 
@@ -112,7 +105,7 @@ describe('@anthropic-ai/sdk against the emulator', () => {
 });
 
 describe('@ai-sdk/anthropic against the emulator', () => {
-  const provider = () => createAnthropic({ apiKey: 'sk-ant-emulator', baseURL: `${url}/v1` });
+  const provider = () => createAnthropic({ apiKey: 'sk-ant-emulator', baseURL: `${served.url}/v1` });
   const readFile = tool({
     description: 'Read a file',
     inputSchema: jsonSchema<{ file_path: string }>({ type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] }),

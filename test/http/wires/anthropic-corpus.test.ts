@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import { createEmulator } from '../../../src/emulator/index.js';
 import type { RepairEvent } from '../../../src/http/index.js';
 import { createSanitizingFetch } from '../../../src/http/index.js';
+import { useListeningEmulator } from '../../support/listening-emulator.js';
 
 /**
  * Every Anthropic case of the shared corpus, sent with the real `@anthropic-ai/sdk` to the strict
@@ -18,15 +18,8 @@ const cases = readdirSync(directory)
   .map((name) => ({ name, ...(JSON.parse(readFileSync(new URL(name, directory), 'utf8')) as { format: string; kind: string[]; messages: Anthropic.MessageParam[] }) }))
   .filter((entry) => entry.format === 'anthropic-messages');
 
-const emulator = createEmulator({ wires: ['anthropic'] });
-let url = '';
-let close: () => Promise<void> = async () => undefined;
-before(async () => {
-  const server = await emulator.listen();
-  url = server.url;
-  close = server.close;
-});
-after(async () => close());
+const served = useListeningEmulator({ wires: ['anthropic'] });
+const { emulator } = served;
 
 /** 033 is broken only with extended thinking on: the signed thinking block of the tool loop is missing. */
 const thinkingOn = (name: string): boolean => name.startsWith('033-');
@@ -47,12 +40,12 @@ test('the corpus has its six Anthropic cases', () => {
 for (const entry of cases) {
   const valid = entry.kind.includes('valid');
   test(`${entry.name}: straight ${valid ? '200' : '400'}; through the sanitizing fetch ${thinkingOn(entry.name) ? 'still the 400 (nothing to invent)' : 'answered, the emulator saw only valid requests'}`, async () => {
-    const straight = new Anthropic({ apiKey: 'sk-ant-test', baseURL: url, maxRetries: 0 });
+    const straight = new Anthropic({ apiKey: 'sk-ant-test', baseURL: served.url, maxRetries: 0 });
     if (valid) await straight.messages.create(request(entry));
     else await assert.rejects(straight.messages.create(request(entry)), (error: unknown) => error instanceof Anthropic.BadRequestError);
 
     const events: RepairEvent[] = [];
-    const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: url, maxRetries: 0, fetch: createSanitizingFetch({ onRepair: (event) => events.push(event) }) });
+    const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: served.url, maxRetries: 0, fetch: createSanitizingFetch({ onRepair: (event) => events.push(event) }) });
     const before = emulator.requests.length;
     if (thinkingOn(entry.name)) {
       await assert.rejects(client.messages.create(request(entry)), (error: unknown) => error instanceof Anthropic.BadRequestError && /Expected `thinking`/.test(error.message));

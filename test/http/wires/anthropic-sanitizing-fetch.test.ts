@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText } from 'ai';
-import { createEmulator } from '../../../src/emulator/index.js';
 import type { RepairEvent } from '../../../src/http/index.js';
 import { createSanitizingFetch } from '../../../src/http/index.js';
+import { useListeningEmulator } from '../../support/listening-emulator.js';
 
 /**
  * The sanitizing fetch on the Anthropic wire, under the real `@anthropic-ai/sdk` and
@@ -14,15 +14,8 @@ import { createSanitizingFetch } from '../../../src/http/index.js';
  * requests. The first test is the control: without the fetch, the same history gets the 400.
  */
 
-const emulator = createEmulator({ wires: ['anthropic'] });
-let url = '';
-let close: () => Promise<void> = async () => undefined;
-before(async () => {
-  const server = await emulator.listen();
-  url = server.url;
-  close = server.close;
-});
-after(async () => close());
+const served = useListeningEmulator({ wires: ['anthropic'] });
+const { emulator } = served;
 
 const MODEL = 'claude-sonnet-4-5';
 const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' };
@@ -46,7 +39,7 @@ const unanswered: Anthropic.MessageParam[] = [
 ];
 
 function client(fetch?: typeof globalThis.fetch): Anthropic {
-  return new Anthropic({ apiKey: 'sk-ant-test', baseURL: url, maxRetries: 0, ...(fetch === undefined ? {} : { fetch }) });
+  return new Anthropic({ apiKey: 'sk-ant-test', baseURL: served.url, maxRetries: 0, ...(fetch === undefined ? {} : { fetch }) });
 }
 
 function sanitizing(events: RepairEvent[] = [], send?: typeof fetch): typeof fetch {
@@ -99,7 +92,7 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
 
   test('@ai-sdk/anthropic with it as its fetch: a history with an unanswered call is answered', async () => {
     emulator.push({ text: 'hi from the AI SDK path' });
-    const provider = createAnthropic({ apiKey: 'sk-ant-test', baseURL: `${url}/v1`, fetch: sanitizing() });
+    const provider = createAnthropic({ apiKey: 'sk-ant-test', baseURL: `${served.url}/v1`, fetch: sanitizing() });
     const response = await generateText({
       model: provider(MODEL),
       maxRetries: 0,
@@ -121,11 +114,11 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     };
     const valid = JSON.stringify({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
     const events: RepairEvent[] = [];
-    const response = await sanitizing(events, recording)(`${url}/v1/messages?beta=true`, { method: 'POST', headers: HEADERS, body: valid });
+    const response = await sanitizing(events, recording)(`${served.url}/v1/messages?beta=true`, { method: 'POST', headers: HEADERS, body: valid });
     assert.equal(response.status, 200);
     assert.equal(sent[0]?.body, valid, 'the very same string');
     assert.equal(events.length, 0, 'nothing repaired');
-    const counted = await sanitizing(events, recording)(`${url}/v1/messages/count_tokens?beta=true`, {
+    const counted = await sanitizing(events, recording)(`${served.url}/v1/messages/count_tokens?beta=true`, {
       method: 'POST',
       headers: HEADERS,
       body: JSON.stringify({ model: MODEL, messages: unanswered }),
@@ -142,7 +135,7 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
       return emulator.fetch(input, init);
     };
     const notJson = '{"messages": [';
-    const response = await sanitizing([], recording)(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body: notJson });
+    const response = await sanitizing([], recording)(`${served.url}/v1/messages`, { method: 'POST', headers: HEADERS, body: notJson });
     assert.equal(response.status, 400);
     assert.deepEqual(sent, [notJson]);
     assert.equal(((await response.json()) as any).type, 'error');
@@ -151,7 +144,7 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
   test('the key never reaches a repair event, the emulator\'s record or an error body', async () => {
     const key = 'sk-ant-api03-never-logged-0123456789';
     const events: RepairEvent[] = [];
-    const keyed = new Anthropic({ apiKey: key, baseURL: url, maxRetries: 0, fetch: sanitizing(events) });
+    const keyed = new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0, fetch: sanitizing(events) });
     emulator.push({ text: 'fine' });
     await keyed.messages.create({ model: MODEL, max_tokens: 64, messages: [...unanswered] });
     // Thinking on and the signed thinking block of the current loop missing: the repair must not invent one, the 400 comes back.
@@ -170,7 +163,7 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
       return emulator.fetch(input, init);
     };
     const body = JSON.stringify({ model: MODEL, max_tokens: 64, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'read' }, { role: 'assistant', content: [call] }, { role: 'user', content: [result] }] });
-    const response = await sanitizing([], recording)(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
+    const response = await sanitizing([], recording)(`${served.url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
     assert.equal(response.status, 400);
     assert.match(((await response.json()) as any).error.message, /Expected `thinking` or `redacted_thinking`/);
     assert.equal(sent.length, 1);
@@ -193,7 +186,7 @@ describe('createSanitizingFetch on the Anthropic wire, a large 400', () => {
       });
       return new Response(body, { status: 400, headers: { 'content-type': 'application/json' } });
     };
-    const response = await sanitizing([], send)(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ model: MODEL, max_tokens: 64, messages: textBeforeResult }) });
+    const response = await sanitizing([], send)(`${served.url}/v1/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ model: MODEL, max_tokens: 64, messages: textBeforeResult }) });
     assert.equal(response.status, 400);
     const reader = response.body!.getReader();
     const first = await reader.read();
