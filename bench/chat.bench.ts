@@ -25,14 +25,20 @@ const sessions = join(cwd, '.unstuck', 'sessions');
 writeFileSync(join(cwd, 'notes.md'), 'the answer is 42\n');
 const poisoned = formatTranscript(buildPoisonedSession());
 
-async function measure(name: string, args: string[], expected: string, prepare: () => void = () => undefined): Promise<{ name: string; median: number; min: number; max: number }> {
+async function measure(
+  name: string,
+  args: string[],
+  expected: string,
+  prepare: () => void = () => undefined,
+): Promise<{ name: string; median: number; min: number; max: number }> {
   const times: number[] = [];
   for (let run = 0; run < RUNS; run += 1) {
     prepare();
     const started = performance.now();
     const result = await runChatBinary(args, { cwd, env, timeoutMs: 60_000 });
     times.push(performance.now() - started);
-    if (result.code !== 0 || result.stdout !== expected) throw new Error(`${name}: exit ${result.code}, stdout ${JSON.stringify(result.stdout)}: ${result.stderr}`);
+    if (result.code !== 0 || result.stdout !== expected)
+      throw new Error(`${name}: exit ${result.code}, stdout ${JSON.stringify(result.stdout)}: ${result.stderr}`);
   }
   times.sort((a, b) => a - b);
   return { name, median: times[Math.floor(times.length / 2)]!, min: times[0]!, max: times.at(-1)! };
@@ -42,21 +48,38 @@ const results = [
   await measure('baseline: unstuck --version', ['--version'], '0.1.0\n'),
   await measure('chat -p (one answer)', [...chat, '-p', 'hi'], 'ok\n'),
   await measure('chat -p (tool loop: 2 tools, 2 requests)', [...chat, '-p', 'read the notes'], '42\n', () =>
-    emulator.push({ toolCalls: [{ name: 'read_file', arguments: '{"path":"notes.md"}' }, { name: 'list_directory', arguments: '{}' }] }, { text: '42' }),
+    emulator.push(
+      {
+        toolCalls: [
+          { name: 'read_file', arguments: '{"path":"notes.md"}' },
+          { name: 'list_directory', arguments: '{}' },
+        ],
+      },
+      { text: '42' },
+    ),
   ),
-  await measure('chat --resume poisoned (3,785 messages)', [...chat, '--resume', 'poisoned', '-p', 'are we unstuck?'], 'ok\n', () => {
-    rmSync(sessions, { recursive: true, force: true });
-    mkdirSync(sessions, { recursive: true });
-    writeFileSync(join(sessions, 'poisoned.md'), poisoned);
-  }),
+  await measure(
+    'chat --resume poisoned (3,785 messages)',
+    [...chat, '--resume', 'poisoned', '-p', 'are we unstuck?'],
+    'ok\n',
+    () => {
+      rmSync(sessions, { recursive: true, force: true });
+      mkdirSync(sessions, { recursive: true });
+      writeFileSync(join(sessions, 'poisoned.md'), poisoned);
+    },
+  ),
 ];
 await server.close();
 rmSync(cwd, { recursive: true, force: true });
 
 const baseline = results[0]!.median;
-console.log(`node ${process.version}, ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}; ${RUNS} runs each, wall time per process`);
+console.log(
+  `node ${process.version}, ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}; ${RUNS} runs each, wall time per process`,
+);
 console.log('| run | median ms | min | max | over baseline |');
 console.log('|---|---:|---:|---:|---:|');
 for (const result of results) {
-  console.log(`| ${result.name} | ${result.median.toFixed(0)} | ${result.min.toFixed(0)} | ${result.max.toFixed(0)} | ${(result.median - baseline).toFixed(0)} |`);
+  console.log(
+    `| ${result.name} | ${result.median.toFixed(0)} | ${result.min.toFixed(0)} | ${result.max.toFixed(0)} | ${(result.median - baseline).toFixed(0)} |`,
+  );
 }

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { check, repair, type Message } from '../src/index.js';
+import { check, type Message, repair } from '../src/index.js';
 import { minimalValidator, PI_MODEL, toModelMessages, toPiMessages } from './support/peer-formats.js';
 import { corrupt, seedShapedHistory } from './support/seed-history.js';
 
@@ -20,7 +20,11 @@ import { corrupt, seedShapedHistory } from './support/seed-history.js';
  */
 const self = fileURLToPath(import.meta.url);
 if (!process.execArgv.includes('--single-threaded-gc')) {
-  const child = spawnSync(process.execPath, ['--expose-gc', '--single-threaded-gc', '--import', 'tsx', self, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--single-threaded-gc', '--import', 'tsx', self, ...process.argv.slice(2)],
+    { stdio: 'inherit' },
+  );
   process.exit(child.status ?? 1);
 }
 
@@ -38,16 +42,32 @@ interface Contender {
 
 const peersDir = new URL('./peers/node_modules/', import.meta.url);
 const contenders: Contender[] = [
-  { name: 'minimal one-pass validator (the floor)', input: (messages) => messages, run: (input) => minimalValidator(input as Message[]) },
+  {
+    name: 'minimal one-pass validator (the floor)',
+    input: (messages) => messages,
+    run: (input) => minimalValidator(input as Message[]),
+  },
 ];
 const notes: string[] = [];
 if (existsSync(peersDir)) {
-  const mastra = (await import(pathToFileURL(fileURLToPath(new URL('@mastra/core/dist/agent/message-list/index.js', peersDir))).href)) as { sanitizeOrphanedToolPairs: (messages: unknown[]) => unknown[] };
+  const mastra = (await import(
+    pathToFileURL(fileURLToPath(new URL('@mastra/core/dist/agent/message-list/index.js', peersDir))).href
+  )) as { sanitizeOrphanedToolPairs: (messages: unknown[]) => unknown[] };
   // transformMessages is not in pi-ai's exports map: imported by its file, as pi-ai's providers import it.
-  const pi = (await import(pathToFileURL(fileURLToPath(new URL('@mariozechner/pi-ai/dist/providers/transform-messages.js', peersDir))).href)) as { transformMessages: (messages: unknown[], model: unknown) => unknown[] };
+  const pi = (await import(
+    pathToFileURL(fileURLToPath(new URL('@mariozechner/pi-ai/dist/providers/transform-messages.js', peersDir))).href
+  )) as { transformMessages: (messages: unknown[], model: unknown) => unknown[] };
   contenders.push(
-    { name: 'Mastra `sanitizeOrphanedToolPairs` (@mastra/core 1.71.0)', input: toModelMessages, run: (input) => mastra.sanitizeOrphanedToolPairs(input as unknown[]) },
-    { name: 'pi-ai `transformMessages` (@mariozechner/pi-ai 0.73.1)', input: toPiMessages, run: (input) => pi.transformMessages(input as unknown[], PI_MODEL) },
+    {
+      name: 'Mastra `sanitizeOrphanedToolPairs` (@mastra/core 1.71.0)',
+      input: toModelMessages,
+      run: (input) => mastra.sanitizeOrphanedToolPairs(input as unknown[]),
+    },
+    {
+      name: 'pi-ai `transformMessages` (@mariozechner/pi-ai 0.73.1)',
+      input: toPiMessages,
+      run: (input) => pi.transformMessages(input as unknown[], PI_MODEL),
+    },
   );
 } else {
   notes.push('- peers skipped: bench/peers/node_modules is not there (`cd bench/peers && npm ci` installs them)');
@@ -70,7 +90,11 @@ function median(values: number[]): number {
 }
 
 /** Per round: the function on fresh objects, and a JSON round trip of the same data; the ratios. */
-function measure(contender: Contender, messages: Message[], rounds: number): { ratio: number; low: number; high: number; ms: number } {
+function measure(
+  contender: Contender,
+  messages: Message[],
+  rounds: number,
+): { ratio: number; low: number; high: number; ms: number } {
   const json = JSON.stringify(contender.input(messages));
   for (let warm = 0; warm < 3; warm += 1) contender.run(JSON.parse(json));
   const ratios: number[] = [];
@@ -84,13 +108,21 @@ function measure(contender: Contender, messages: Message[], rounds: number): { r
     times.push(ms);
   }
   ratios.sort((a, b) => a - b);
-  return { ratio: median(ratios), low: ratios[0] as number, high: ratios[ratios.length - 1] as number, ms: median(times) };
+  return {
+    ratio: median(ratios),
+    low: ratios[0] as number,
+    high: ratios[ratios.length - 1] as number,
+    ms: median(times),
+  };
 }
 
 const histories: { label: string; scale: number; messages: Message[] }[] = [];
 for (const scale of [1, 30]) {
   const clean = seedShapedHistory(scale);
-  histories.push({ label: `${scale}x, clean`, scale, messages: clean }, { label: `${scale}x, 5% corrupted`, scale, messages: corrupt(clean, 0.05) });
+  histories.push(
+    { label: `${scale}x, clean`, scale, messages: clean },
+    { label: `${scale}x, 5% corrupted`, scale, messages: corrupt(clean, 0.05) },
+  );
 }
 
 const results = new Map<string, Map<string, { ratio: number; low: number; high: number; ms: number }>>();
@@ -105,12 +137,25 @@ for (const history of histories) {
 
 const labels = histories.map((history) => history.label);
 console.log('## core: check and repair beside the floor and the peers (issue 18)\n');
-console.log(`${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version} --single-threaded-gc, load average ${loadavg()[0]?.toFixed(1)}; \`node --import tsx bench/core-peers.bench.ts\`\n`);
-for (const history of histories) console.log(`- ${history.label}: ${history.messages.length} messages, ${(JSON.stringify(history.messages).length / 1e6).toFixed(2)} M chars`);
+console.log(
+  `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version} --single-threaded-gc, load average ${loadavg()[0]?.toFixed(1)}; \`node --import tsx bench/core-peers.bench.ts\`\n`,
+);
+for (const history of histories)
+  console.log(
+    `- ${history.label}: ${history.messages.length} messages, ${(JSON.stringify(history.messages).length / 1e6).toFixed(2)} M chars`,
+  );
 console.log('\nRatio to one JSON round trip of the same data (median of per-round ratios; min-max):\n');
 console.log(`| function | ${labels.join(' | ')} |`);
 console.log(`|---|${labels.map(() => '---').join('|')}|`);
-for (const [name, row] of results) console.log(`| ${name} | ${labels.map((label) => { const cell = row.get(label); return cell === undefined ? '-' : `${cell.ratio.toFixed(3)} (${cell.low.toFixed(2)}-${cell.high.toFixed(2)})`; }).join(' | ')} |`);
+for (const [name, row] of results)
+  console.log(
+    `| ${name} | ${labels
+      .map((label) => {
+        const cell = row.get(label);
+        return cell === undefined ? '-' : `${cell.ratio.toFixed(3)} (${cell.low.toFixed(2)}-${cell.high.toFixed(2)})`;
+      })
+      .join(' | ')} |`,
+  );
 console.log('');
 const floor = results.get(contenders[0]?.name ?? '');
 const verdict = (name: string, label: string, limit: number) => {
@@ -118,7 +163,9 @@ const verdict = (name: string, label: string, limit: number) => {
   const base = floor?.get(label);
   if (cell === undefined || base === undefined) return;
   const times = cell.ratio / base.ratio;
-  console.log(`- ${times <= limit ? 'meets' : 'MISSES'} target <= ${limit}x the floor: ${name}, ${label} = ${times.toFixed(2)}x`);
+  console.log(
+    `- ${times <= limit ? 'meets' : 'MISSES'} target <= ${limit}x the floor: ${name}, ${label} = ${times.toFixed(2)}x`,
+  );
 };
 for (const name of ['unstuck `check`', 'unstuck `repair`']) {
   for (const label of labels) verdict(name, label, label.includes('corrupted') ? 2 : 1.2);
@@ -126,13 +173,18 @@ for (const name of ['unstuck `check`', 'unstuck `repair`']) {
     for (const label of labels.filter((label) => label.includes('clean'))) {
       const ours = results.get(name)?.get(label)?.ratio ?? Number.NaN;
       const theirs = results.get(peer.name)?.get(label)?.ratio ?? Number.NaN;
-      console.log(`- ${ours < theirs ? 'ahead of' : 'BEHIND'} ${peer.name.split(' (')[0]}: ${name}, ${label} (${ours.toFixed(3)} vs ${theirs.toFixed(3)})`);
+      console.log(
+        `- ${ours < theirs ? 'ahead of' : 'BEHIND'} ${peer.name.split(' (')[0]}: ${name}, ${label} (${ours.toFixed(3)} vs ${theirs.toFixed(3)})`,
+      );
     }
   }
   for (const kind of ['clean', '5% corrupted']) {
     const one = results.get(name)?.get(`1x, ${kind}`);
     const thirty = results.get(name)?.get(`30x, ${kind}`);
-    if (one !== undefined && thirty !== undefined) console.log(`- linear to 30x: ${name}, ${kind}: ${(thirty.ms / one.ms).toFixed(1)}x the time for 30x the data (ratio to the round trip ${one.ratio.toFixed(3)} -> ${thirty.ratio.toFixed(3)})`);
+    if (one !== undefined && thirty !== undefined)
+      console.log(
+        `- linear to 30x: ${name}, ${kind}: ${(thirty.ms / one.ms).toFixed(1)}x the time for 30x the data (ratio to the round trip ${one.ratio.toFixed(3)} -> ${thirty.ratio.toFixed(3)})`,
+      );
   }
 }
 for (const note of notes) console.log(note);

@@ -1,5 +1,5 @@
 import { check, repair } from '../src/index.js';
-import { wideBlock, type WideShape } from './support/wide-block.js';
+import { type WideShape, wideBlock } from './support/wide-block.js';
 
 /**
  * The 10^5/10^4 ratio of bench/core-wide.bench.ts by instruction count, where wall time also
@@ -11,7 +11,12 @@ import { wideBlock, type WideShape } from './support/wide-block.js';
  * building the block and the first, compiling run cancel out). FUNCTION: check | repair; SHAPE: clean |
  * damaged | constant-id | no-ids.
  */
-const [calls, runs, name, shape] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4], (process.argv[5] ?? 'clean') as WideShape];
+const [calls, runs, name, shape] = [
+  Number(process.argv[2]),
+  Number(process.argv[3]),
+  process.argv[4],
+  (process.argv[5] ?? 'clean') as WideShape,
+];
 if (!Number.isSafeInteger(calls) || !Number.isSafeInteger(runs) || (name !== 'check' && name !== 'repair')) {
   console.error('usage: core-wide-callgrind.ts CALLS RUNS check|repair [clean|damaged|constant-id|no-ids]');
   process.exit(2);

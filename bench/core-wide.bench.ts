@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
-import { check, repair, type Message } from '../src/index.js';
-import { wideBlock, type WideShape } from './support/wide-block.js';
+import { check, type Message, repair } from '../src/index.js';
+import { type WideShape, wideBlock } from './support/wide-block.js';
 
 /**
  * Issue 12, finding 3: check and repair of ONE assistant message with 10^4 and 10^5 parallel calls
@@ -29,7 +29,10 @@ const verdicts: string[] = [];
 for (const shape of ['clean', 'damaged', 'constant-id', 'no-ids'] as WideShape[]) {
   const small = wideBlock(10_000, shape);
   const large = wideBlock(100_000, shape);
-  for (const [name, run] of [['check', (messages: Message[]) => check(messages, { profile })], ['repair', (messages: Message[]) => repair(messages, { profile })]] as const) {
+  for (const [name, run] of [
+    ['check', (messages: Message[]) => check(messages, { profile })],
+    ['repair', (messages: Message[]) => repair(messages, { profile })],
+  ] as const) {
     run(small);
     run(large);
     const smallMs: number[] = [];
@@ -40,13 +43,19 @@ for (const shape of ['clean', 'damaged', 'constant-id', 'no-ids'] as WideShape[]
     }
     const ratio = median(largeMs) / median(smallMs);
     const spread = `${Math.min(...largeMs).toFixed(0)}-${Math.max(...largeMs).toFixed(0)}`;
-    rows.push(`| ${shape} | ${name} | ${median(smallMs).toFixed(1)} | ${median(largeMs).toFixed(1)} (${spread}) | ${ratio.toFixed(1)} |`);
-    verdicts.push(`- ${ratio <= 12 ? 'meets' : 'MISSES'} target <= 12: ${name}, ${shape}, 10^5/10^4 = ${ratio.toFixed(1)}`);
+    rows.push(
+      `| ${shape} | ${name} | ${median(smallMs).toFixed(1)} | ${median(largeMs).toFixed(1)} (${spread}) | ${ratio.toFixed(1)} |`,
+    );
+    verdicts.push(
+      `- ${ratio <= 12 ? 'meets' : 'MISSES'} target <= 12: ${name}, ${shape}, 10^5/10^4 = ${ratio.toFixed(1)}`,
+    );
   }
 }
 
 console.log(`## core: one message with 10^5 tool calls (profile ${profile})\n`);
-console.log(`${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version}; \`node --expose-gc --import tsx bench/core-wide.bench.ts\`\n`);
+console.log(
+  `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version}; \`node --expose-gc --import tsx bench/core-wide.bench.ts\`\n`,
+);
 console.log('| block | function | 10^4 calls ms | 10^5 calls ms (min-max) | 10^5/10^4 |');
 console.log('|---|---|---|---|---|');
 for (const row of rows) console.log(row);

@@ -20,16 +20,52 @@ try {
   const sqlite = join(directory.path, 'crash.db');
   const reports = await Promise.all([
     (async () => [
-      await databaseCrashRun({ child: child.path, kind: 'sqlite', mode: 'save', target: sqlite, session: 'save', kills, seed: 101 }),
-      await databaseCrashRun({ child: child.path, kind: 'sqlite', mode: 'append', target: sqlite, session: 'append', kills, seed: 102 }),
+      await databaseCrashRun({
+        child: child.path,
+        kind: 'sqlite',
+        mode: 'save',
+        target: sqlite,
+        session: 'save',
+        kills,
+        seed: 101,
+      }),
+      await databaseCrashRun({
+        child: child.path,
+        kind: 'sqlite',
+        mode: 'append',
+        target: sqlite,
+        session: 'append',
+        kills,
+        seed: 102,
+      }),
     ])(),
     (async () => [
-      await databaseCrashRun({ child: child.path, kind: 'postgres', mode: 'save', target, session: 'save', kills, seed: 201, settle }),
-      await databaseCrashRun({ child: child.path, kind: 'postgres', mode: 'append', target, session: 'append', kills, seed: 202, settle }),
+      await databaseCrashRun({
+        child: child.path,
+        kind: 'postgres',
+        mode: 'save',
+        target,
+        session: 'save',
+        kills,
+        seed: 201,
+        settle,
+      }),
+      await databaseCrashRun({
+        child: child.path,
+        kind: 'postgres',
+        mode: 'append',
+        target,
+        session: 'append',
+        kills,
+        seed: 202,
+        settle,
+      }),
     ])(),
   ]);
   for (const report of reports.flat()) {
-    console.log(`${report.kind.padEnd(8)} ${report.mode.padEnd(6)} ${report.kills} kills, ${report.inFlight} with the write in flight committed, every load whole (${(report.milliseconds / 1000).toFixed(1)} s)`);
+    console.log(
+      `${report.kind.padEnd(8)} ${report.mode.padEnd(6)} ${report.kills} kills, ${report.inFlight} with the write in flight committed, every load whole (${(report.milliseconds / 1000).toFixed(1)} s)`,
+    );
   }
 } finally {
   await pool.end();

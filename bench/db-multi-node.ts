@@ -14,9 +14,22 @@ const child = await bundleDatabaseChild('database-node-child.ts');
 const directory = await temporaryDirectory();
 const server = await startPostgres();
 try {
-  for (const [kind, target] of [['sqlite', join(directory.path, 'nodes.db')], ['postgres', server.url]] as const) {
-    const report = await multiNodeRun({ child: child.path, kind, target, nodes: 6, sessions: 4, durationMs, prefix: kind });
-    console.log(`${kind.padEnd(8)} ${report.nodes} processes, ${report.sessions} sessions, ${durationMs / 1000} s: ${report.turns} turns acknowledged, all there once and whole; refused and retried: ${JSON.stringify(report.refused)}; ${report.messages} messages, every session valid`);
+  for (const [kind, target] of [
+    ['sqlite', join(directory.path, 'nodes.db')],
+    ['postgres', server.url],
+  ] as const) {
+    const report = await multiNodeRun({
+      child: child.path,
+      kind,
+      target,
+      nodes: 6,
+      sessions: 4,
+      durationMs,
+      prefix: kind,
+    });
+    console.log(
+      `${kind.padEnd(8)} ${report.nodes} processes, ${report.sessions} sessions, ${durationMs / 1000} s: ${report.turns} turns acknowledged, all there once and whole; refused and retried: ${JSON.stringify(report.refused)}; ${report.messages} messages, every session valid`,
+    );
   }
 } finally {
   await server.stop();

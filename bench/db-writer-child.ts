@@ -11,7 +11,8 @@ import { createPostgresStore, createSqliteStore } from '../src/session/index.js'
 import { seedLikeSession } from './session-fixtures.js';
 
 const [kind, target, session, duration] = process.argv.slice(2);
-if (kind === undefined || target === undefined || session === undefined || duration === undefined) throw new Error('usage: db-writer-child KIND TARGET SESSION DURATION_MS');
+if (kind === undefined || target === undefined || session === undefined || duration === undefined)
+  throw new Error('usage: db-writer-child KIND TARGET SESSION DURATION_MS');
 const messages = seedLikeSession(1);
 const step = messages.slice(-3);
 let appendStep: () => Promise<void>;

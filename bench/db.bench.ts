@@ -60,19 +60,34 @@ async function timeInTurns(rounds: number, operations: readonly Operation[]): Pr
   return samples.map((list) => list.sort((a, b) => a - b));
 }
 
-const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const quantile = (sorted: readonly number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 async function throughput(kind: 'sqlite' | 'postgres' | 'json', target: string): Promise<number> {
   const child = fileURLToPath(new URL('./db-writer-child.ts', import.meta.url));
-  const writers = Array.from({ length: WRITERS }, (_unused, index) => spawn(process.execPath, ['--import', 'tsx', child, kind, target, `writer-${index}`, String(THROUGHPUT_MS)], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const writers = Array.from({ length: WRITERS }, (_unused, index) =>
+    spawn(process.execPath, ['--import', 'tsx', child, kind, target, `writer-${index}`, String(THROUGHPUT_MS)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    }),
+  );
   const outputs = writers.map((writer) => {
     let output = '';
     writer.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    return { ready: new Promise<void>((resolve) => writer.stdout.on('data', () => output.includes('ready\n') && resolve())), done: new Promise<string>((resolve) => writer.on('close', () => resolve(output))) };
+    return {
+      ready: new Promise<void>((resolve) => writer.stdout.on('data', () => output.includes('ready\n') && resolve())),
+      done: new Promise<string>((resolve) => writer.on('close', () => resolve(output))),
+    };
   });
   await Promise.all(outputs.map((output) => output.ready));
   for (const writer of writers) writer.stdin.end('go\n');
-  const counts = (await Promise.all(outputs.map((output) => output.done))).map((output) => Number(output.split('\n').filter((line) => line !== '').at(-1)));
+  const counts = (await Promise.all(outputs.map((output) => output.done))).map((output) =>
+    Number(
+      output
+        .split('\n')
+        .filter((line) => line !== '')
+        .at(-1),
+    ),
+  );
   if (counts.some((count) => !Number.isFinite(count))) throw new Error(`a ${kind} writer failed`);
   return counts.reduce((sum, count) => sum + count, 0) / (THROUGHPUT_MS / 1000);
 }
@@ -96,7 +111,10 @@ async function main(): Promise<void> {
       await store.save(messages);
     }
     // The step is taken off again (one small rewrite, untimed) so every append meets the same session.
-    const append = (store: SessionStore): Operation => ({ prepare: () => store.save(before), run: () => store.append!(step) });
+    const append = (store: SessionStore): Operation => ({
+      prepare: () => store.save(before),
+      run: () => store.append!(step),
+    });
     // A load by a store that has not read the session: what a node does when a turn lands on it.
     const load = (open: () => SessionStore): Operation => {
       let store: SessionStore | undefined;
@@ -113,7 +131,11 @@ async function main(): Promise<void> {
     };
     const sqliteAppend = append(sqlite);
     const postgresAppend = append(postgres);
-    const [jsonSaves, sqliteAppends, postgresAppends] = await timeInTurns(ROUNDS, [jsonSave, sqliteAppend, postgresAppend]);
+    const [jsonSaves, sqliteAppends, postgresAppends] = await timeInTurns(ROUNDS, [
+      jsonSave,
+      sqliteAppend,
+      postgresAppend,
+    ]);
     const cpuP50 = (operation: Operation) => quantile(cpuSamples.get(operation)!, 0.5).toFixed(2);
     const pool = new pg.Pool({ connectionString: server.url, max: 2 });
     const [jsonLoads, sqliteLoads, postgresLoads, pooledLoads] = await timeInTurns(Math.ceil(ROUNDS / 2), [
@@ -134,18 +156,50 @@ async function main(): Promise<void> {
       `| ${what} | ${quantile(sorted, 0.5).toFixed(2)} | ${quantile(sorted, 0.1).toFixed(2)} – ${quantile(sorted, 0.9).toFixed(2)} | ${(quantile(sorted, 0.5) / quantile(baseline, 0.5)).toFixed(2)}x | ${target} | ${ok === undefined ? '' : ok ? 'yes' : 'NO'} |`;
     const jsonLoadP50 = quantile(jsonLoads!, 0.5);
     const lines = [
-      `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}; load average at the end ${loadavg().map((value) => value.toFixed(1)).join(' ')}`,
+      `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}; load average at the end ${loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' ')}`,
       `session: ${messages.length} messages; a step is ${STEP} messages; ${ROUNDS} rounds of appends and ${Math.ceil(ROUNDS / 2)} of loads, each operation once per round in turn, after 2 warm-up rounds`,
       '',
       '| operation | p50 ms | p10 – p90 ms | vs JSON file p50 | target | ok |',
       '|---|---:|---:|---:|---:|---|',
       row('JSON file: save the whole session (durable, the baseline)', jsonSaves!, jsonSaves!, '', undefined),
-      row(`SQLite: append one step (+${STEP} messages, one transaction, WAL fsync)`, sqliteAppends!, jsonSaves!, '<= 2 ms', quantile(sqliteAppends!, 0.5) <= 2),
-      row(`PostgreSQL: append one step (+${STEP} messages, one transaction, commit fsync)`, postgresAppends!, jsonSaves!, '<= 5 ms', quantile(postgresAppends!, 0.5) <= 5),
+      row(
+        `SQLite: append one step (+${STEP} messages, one transaction, WAL fsync)`,
+        sqliteAppends!,
+        jsonSaves!,
+        '<= 2 ms',
+        quantile(sqliteAppends!, 0.5) <= 2,
+      ),
+      row(
+        `PostgreSQL: append one step (+${STEP} messages, one transaction, commit fsync)`,
+        postgresAppends!,
+        jsonSaves!,
+        '<= 5 ms',
+        quantile(postgresAppends!, 0.5) <= 5,
+      ),
       row('JSON file: readFile + JSON.parse (the baseline)', jsonLoads!, jsonLoads!, '', undefined),
-      row('SQLite: load (a store that has not read it)', sqliteLoads!, jsonLoads!, '<= 2x', quantile(sqliteLoads!, 0.5) <= 2 * jsonLoadP50),
-      row('PostgreSQL: load (a store that has not read it, its own connection: connect included)', postgresLoads!, jsonLoads!, '<= 4x', quantile(postgresLoads!, 0.5) <= 4 * jsonLoadP50),
-      row('PostgreSQL: load (a store that has not read it, on the service\'s shared pool)', pooledLoads!, jsonLoads!, '<= 4x', quantile(pooledLoads!, 0.5) <= 4 * jsonLoadP50),
+      row(
+        'SQLite: load (a store that has not read it)',
+        sqliteLoads!,
+        jsonLoads!,
+        '<= 2x',
+        quantile(sqliteLoads!, 0.5) <= 2 * jsonLoadP50,
+      ),
+      row(
+        'PostgreSQL: load (a store that has not read it, its own connection: connect included)',
+        postgresLoads!,
+        jsonLoads!,
+        '<= 4x',
+        quantile(postgresLoads!, 0.5) <= 4 * jsonLoadP50,
+      ),
+      row(
+        "PostgreSQL: load (a store that has not read it, on the service's shared pool)",
+        pooledLoads!,
+        jsonLoads!,
+        '<= 4x',
+        quantile(pooledLoads!, 0.5) <= 4 * jsonLoadP50,
+      ),
       '',
       `this process's CPU per run, p50 ms: JSON file save ${cpuP50(jsonSave)}, SQLite append ${cpuP50(sqliteAppend)}, PostgreSQL append ${cpuP50(postgresAppend)} (the client's side only; the server's work is not in it)`,
       '',

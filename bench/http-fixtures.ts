@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, request as httpRequest, Agent } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 
@@ -25,7 +25,13 @@ async function listen(server: ReturnType<typeof createServer>): Promise<Served> 
   };
 }
 
-const COMPLETION = JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion', created: 0, model: 'bench', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] });
+const COMPLETION = JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created: 0,
+  model: 'bench',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+});
 
 /**
  * The fastest upstream we can write: reads the body, answers a fixed completion; with
@@ -57,10 +63,13 @@ export function startBaselineProxy(upstream: string): Promise<Served> {
     const headers = { ...incoming.headers };
     delete headers.host;
     delete headers.connection;
-    const forwarded = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers, agent }, (response) => {
-      outgoing.writeHead(response.statusCode ?? 502, response.headers);
-      response.pipe(outgoing);
-    });
+    const forwarded = httpRequest(
+      { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers, agent },
+      (response) => {
+        outgoing.writeHead(response.statusCode ?? 502, response.headers);
+        response.pipe(outgoing);
+      },
+    );
     forwarded.on('error', () => outgoing.destroy());
     incoming.pipe(forwarded);
   });
@@ -74,7 +83,15 @@ export function startBaselineProxy(upstream: string): Promise<Served> {
  */
 export function startUndiciBaselineProxy(upstream: string): Promise<Served> {
   const pool = new Pool(upstream, { connections: 256 });
-  const dropped = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'content-length', 'expect', 'upgrade']);
+  const dropped = new Set([
+    'connection',
+    'keep-alive',
+    'transfer-encoding',
+    'host',
+    'content-length',
+    'expect',
+    'upgrade',
+  ]);
   const server = createServer({ noDelay: true }, (incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -87,22 +104,31 @@ export function startUndiciBaselineProxy(upstream: string): Promise<Served> {
       }
       let resume: (() => void) | undefined;
       outgoing.on('drain', () => resume?.());
-      pool.dispatch({ path: incoming.url ?? '/', method: (incoming.method ?? 'GET') as 'POST', headers, body: Buffer.concat(chunks) }, {
-        onConnect: () => undefined,
-        onHeaders(status, rawHeaders, resumeRead, statusText) {
-          resume = resumeRead;
-          const forwarded: string[] = [];
-          for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
-            const name = (rawHeaders[index] as Buffer).toString('latin1').toLowerCase();
-            if (!dropped.has(name) || name === 'content-length') forwarded.push(name, (rawHeaders[index + 1] as Buffer).toString('latin1'));
-          }
-          outgoing.writeHead(status, statusText, forwarded);
-          return true;
+      pool.dispatch(
+        {
+          path: incoming.url ?? '/',
+          method: (incoming.method ?? 'GET') as 'POST',
+          headers,
+          body: Buffer.concat(chunks),
         },
-        onData: (chunk) => outgoing.write(chunk),
-        onComplete: () => outgoing.end(),
-        onError: (error) => outgoing.destroy(error),
-      });
+        {
+          onConnect: () => undefined,
+          onHeaders(status, rawHeaders, resumeRead, statusText) {
+            resume = resumeRead;
+            const forwarded: string[] = [];
+            for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+              const name = (rawHeaders[index] as Buffer).toString('latin1').toLowerCase();
+              if (!dropped.has(name) || name === 'content-length')
+                forwarded.push(name, (rawHeaders[index + 1] as Buffer).toString('latin1'));
+            }
+            outgoing.writeHead(status, statusText, forwarded);
+            return true;
+          },
+          onData: (chunk) => outgoing.write(chunk),
+          onComplete: () => outgoing.end(),
+          onError: (error) => outgoing.destroy(error),
+        },
+      );
     });
   });
   return listen(server);
@@ -110,10 +136,19 @@ export function startUndiciBaselineProxy(upstream: string): Promise<Served> {
 
 /** A 10-message tool-calling history: the common small request. */
 export function smallBody(): string {
-  const messages: unknown[] = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'Fix the failing test in src/app.ts' }];
+  const messages: unknown[] = [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: 'Fix the failing test in src/app.ts' },
+  ];
   for (let turn = 0; turn < 4; turn += 1) {
     const id = `call_${turn}`;
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/file-${turn}.ts"}` } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/file-${turn}.ts"}` } },
+      ],
+    });
     messages.push({ role: 'tool', tool_call_id: id, content: `export const value${turn} = ${turn};\n` });
   }
   return JSON.stringify({ model: 'deepseek-chat', messages: messages.slice(0, 10) });
@@ -121,12 +156,21 @@ export function smallBody(): string {
 
 /** A long agent session of about 1 MB (the size of the seed sessions): many read/edit tool turns. */
 export function largeBody(targetBytes = 1_000_000): string {
-  const messages: unknown[] = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'Refactor the whole project.' }];
+  const messages: unknown[] = [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: 'Refactor the whole project.' },
+  ];
   const file = 'export function compute(input: number): number {\n  return input * 2 + 1;\n}\n'.repeat(12);
   let size = 0;
   for (let turn = 0; size < targetBytes; turn += 1) {
     const id = `call_${turn}`;
-    const call = { role: 'assistant', content: `Reading file ${turn}.`, tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/module-${turn}.ts"}` } }] };
+    const call = {
+      role: 'assistant',
+      content: `Reading file ${turn}.`,
+      tool_calls: [
+        { id, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/module-${turn}.ts"}` } },
+      ],
+    };
     const result = { role: 'tool', tool_call_id: id, content: file };
     messages.push(call, result);
     size += JSON.stringify(call).length + JSON.stringify(result).length;
@@ -143,13 +187,27 @@ export function timedPost(url: string, body: string): Promise<[number, number]> 
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let first = -1;
-    const request = httpRequest({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'POST', agent: clientAgent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer sk-bench' } }, (response) => {
-      response.on('data', () => {
-        if (first < 0) first = performance.now() - started;
-      });
-      response.on('end', () => resolve([first, performance.now() - started]));
-      response.on('error', reject);
-    });
+    const request = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: 'POST',
+        agent: clientAgent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization: 'Bearer sk-bench',
+        },
+      },
+      (response) => {
+        response.on('data', () => {
+          if (first < 0) first = performance.now() - started;
+        });
+        response.on('end', () => resolve([first, performance.now() - started]));
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });

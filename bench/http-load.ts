@@ -13,7 +13,11 @@ import { createEmulator } from '../src/emulator/index.js';
 const seconds = Number(process.env.UNSTUCK_LOAD_SECONDS ?? 30);
 const emulator = createEmulator({ profile: 'openai' });
 const upstream = await emulator.listen();
-const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'proxy', '--upstream', upstream.url, '--port', '0', '--profile', 'openai'], { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'pipe'] });
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', 'src/cli/main.ts', 'proxy', '--upstream', upstream.url, '--port', '0', '--profile', 'openai'],
+  { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'pipe'] },
+);
 let logLines = 0;
 const proxyUrl = await new Promise<string>((resolve, reject) => {
   let pending = '';
@@ -30,10 +34,18 @@ const proxyUrl = await new Promise<string>((resolve, reject) => {
   child.once('exit', (code) => reject(new Error(`unstuck proxy exited with ${code}`)));
 });
 
-const valid = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: 'again' }];
+const valid = [
+  { role: 'user', content: 'hi' },
+  { role: 'assistant', content: 'hello' },
+  { role: 'user', content: 'again' },
+];
 const broken = [
   { role: 'user', content: 'weather?' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }],
+  },
   { role: 'user', content: 'never mind' },
 ];
 const bodies = [
@@ -47,7 +59,12 @@ const result = await autocannon({
   url: `${proxyUrl}/v1/chat/completions`,
   connections: 64,
   duration: seconds,
-  requests: bodies.map((body) => ({ method: 'POST' as const, path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-load' }, body })),
+  requests: bodies.map((body) => ({
+    method: 'POST' as const,
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-load' },
+    body,
+  })),
 });
 const invalid = emulator.requests.filter((request) => request.violations.length > 0).length;
 console.log(

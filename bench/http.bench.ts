@@ -30,18 +30,34 @@ const CHILD_SOURCE = join(import.meta.dirname, 'http-proxy-child.ts');
 const viaTsx = process.env.UNSTUCK_BENCH_TSX === '1';
 const bundleDir = mkdtempSync(join(tmpdir(), 'unstuck-bench-http-'));
 const childScript = viaTsx ? CHILD_SOURCE : join(bundleDir, 'http-proxy-child.mjs');
-if (!viaTsx) await build({ entryPoints: [CHILD_SOURCE], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: childScript, logLevel: 'warning',
-  // undici is CommonJS: its require() of node built-ins needs a real require inside the ESM bundle.
-  banner: { js: "import { createRequire as __unstuckRequire } from 'node:module'; const require = __unstuckRequire(import.meta.url);" } });
+if (!viaTsx)
+  await build({
+    entryPoints: [CHILD_SOURCE],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: childScript,
+    logLevel: 'warning',
+    // undici is CommonJS: its require() of node built-ins needs a real require inside the ESM bundle.
+    banner: {
+      js: "import { createRequire as __unstuckRequire } from 'node:module'; const require = __unstuckRequire(import.meta.url);",
+    },
+  });
 
 /** Each child's stderr goes to a file, as `unstuck proxy 2>proxy.log` would: the log lines are part of the proxy's cost. */
 const logFile = (kind: string): string => join(bundleDir, `${kind}.log`);
 
 async function startChild(kind: 'unstuck' | 'baseline' | 'baseline-undici', upstream: string): Promise<ChildProxy> {
   const log = openSync(logFile(kind), 'w');
-  const child = fork(childScript, [kind, upstream], { execArgv: viaTsx ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', log, 'ipc'] });
+  const child = fork(childScript, [kind, upstream], {
+    execArgv: viaTsx ? ['--import', 'tsx'] : [],
+    stdio: ['ignore', 'inherit', log, 'ipc'],
+  });
   closeSync(log);
-  const url = await new Promise<string>((resolve) => child.once('message', (message) => resolve((message as { url: string }).url)));
+  const url = await new Promise<string>((resolve) =>
+    child.once('message', (message) => resolve((message as { url: string }).url)),
+  );
   return {
     url,
     cpu: () =>
@@ -67,7 +83,12 @@ const undiciBaseline = await startChild('baseline-undici', upstream.url);
 
 /** Interleaves direct and proxied requests so drift (GC, other processes) hits both alike. */
 async function addedLatency(body: string, rounds: number, path = '/v1/chat/completions') {
-  const result = { direct: [] as number[], proxied: [] as number[], directFirst: [] as number[], proxiedFirst: [] as number[] };
+  const result = {
+    direct: [] as number[],
+    proxied: [] as number[],
+    directFirst: [] as number[],
+    proxiedFirst: [] as number[],
+  };
   for (let round = 0; round < Math.ceil(rounds / 10); round += 1) {
     await timedPost(`${upstream.url}${path}`, body);
     await timedPost(`${proxy.url}${path}`, body);
@@ -90,13 +111,28 @@ function describe(label: string, direct: number[], proxied: number[]): string {
   return `${label}: direct p50 ${ms(percentile(direct, 50))} p99 ${ms(percentile(direct, 99))} | proxied p50 ${ms(percentile(proxied, 50))} p99 ${ms(percentile(proxied, 99))} | added p50 ${ms(added50)}, p99 ${ms(added99)}`;
 }
 
-async function throughput(target: ChildProxy, body: string): Promise<{ rps: number; cpuPerRequest: number; errors: number; detail: string }> {
+async function throughput(
+  target: ChildProxy,
+  body: string,
+): Promise<{ rps: number; cpuPerRequest: number; errors: number; detail: string }> {
   const before = await target.cpu();
-  const result = await autocannon({ url: `${target.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body, connections: 64, duration: THROUGHPUT_SECONDS });
+  const result = await autocannon({
+    url: `${target.url}/v1/chat/completions`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+    body,
+    connections: 64,
+    duration: THROUGHPUT_SECONDS,
+  });
   const after = await target.cpu();
   const detail = `errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}`;
   if (result.errors + result.timeouts + result.non2xx > 0) console.error(`${target.url}: ${detail}`);
-  return { rps: result.requests.average, cpuPerRequest: (after - before) / Math.max(1, result.requests.total), errors: result.errors + result.timeouts + result.non2xx, detail };
+  return {
+    rps: result.requests.average,
+    cpuPerRequest: (after - before) / Math.max(1, result.requests.total),
+    errors: result.errors + result.timeouts + result.non2xx,
+    detail,
+  };
 }
 
 const small = smallBody();
@@ -106,9 +142,17 @@ const log = (line: string): void => console.log(line);
 const smallRun = await addedLatency(small, 2000);
 log(describe(`small body (10 messages, ${small.length} B, 2000 requests)`, smallRun.direct, smallRun.proxied));
 const largeRun = await addedLatency(large, 150);
-log(describe(`large body (${(large.length / 1e6).toFixed(2)} MB, ${(JSON.parse(large) as { messages: unknown[] }).messages.length} messages, 150 requests)`, largeRun.direct, largeRun.proxied));
+log(
+  describe(
+    `large body (${(large.length / 1e6).toFixed(2)} MB, ${(JSON.parse(large) as { messages: unknown[] }).messages.length} messages, 150 requests)`,
+    largeRun.direct,
+    largeRun.proxied,
+  ),
+);
 const sseRun = await addedLatency(small, 300, '/v1/chat/completions?sse=1');
-log(`first SSE byte (300 requests; the upstream sends the rest 30 ms later): direct p50 ${ms(percentile(sseRun.directFirst, 50))} | proxied p50 ${ms(percentile(sseRun.proxiedFirst, 50))} | added p50 ${ms(percentile(sseRun.proxiedFirst, 50) - percentile(sseRun.directFirst, 50))}, p99 ${ms(percentile(sseRun.proxiedFirst, 99) - percentile(sseRun.directFirst, 99))}`);
+log(
+  `first SSE byte (300 requests; the upstream sends the rest 30 ms later): direct p50 ${ms(percentile(sseRun.directFirst, 50))} | proxied p50 ${ms(percentile(sseRun.proxiedFirst, 50))} | added p50 ${ms(percentile(sseRun.proxiedFirst, 50) - percentile(sseRun.directFirst, 50))}, p99 ${ms(percentile(sseRun.proxiedFirst, 99) - percentile(sseRun.directFirst, 99))}`,
+);
 
 // Alternating rounds, so load from other processes hits both alike. CPU per request is the
 // steadier figure on a shared machine: at saturation, throughput is 1 / CPU per request.
@@ -127,15 +171,25 @@ for (let round = 0; round < THROUGHPUT_ROUNDS; round += 1) {
   ratios.push(ours.rps / base.rps);
   cpuRatios.push(base.cpuPerRequest / ours.cpuPerRequest);
   contextRatios.push(ours.rps / context.rps);
-  rounds.push(`${ours.rps.toFixed(0)}/${base.rps.toFixed(0)}/${context.rps.toFixed(0)} req/s, ${ours.cpuPerRequest.toFixed(0)}/${base.cpuPerRequest.toFixed(0)}/${context.cpuPerRequest.toFixed(0)} µs CPU per request`);
+  rounds.push(
+    `${ours.rps.toFixed(0)}/${base.rps.toFixed(0)}/${context.rps.toFixed(0)} req/s, ${ours.cpuPerRequest.toFixed(0)}/${base.cpuPerRequest.toFixed(0)}/${context.cpuPerRequest.toFixed(0)} µs CPU per request`,
+  );
 }
 log(`proxies run ${viaTsx ? 'under tsx' : 'as esbuild bundles (plain JavaScript, as the shipped CLI)'}`);
-log(`throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (unstuck / baseline / undici pass-through): ${rounds.join('; ')}`);
-log(`throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors: unstuck ${ourErrors}, baselines ${baseErrors}`);
-log(`context (unstuck / the same pass-through on undici, what repairing and logging cost): median ${percentile(contextRatios, 50).toFixed(2)}x by req/s`);
+log(
+  `throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (unstuck / baseline / undici pass-through): ${rounds.join('; ')}`,
+);
+log(
+  `throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors: unstuck ${ourErrors}, baselines ${baseErrors}`,
+);
+log(
+  `context (unstuck / the same pass-through on undici, what repairing and logging cost): median ${percentile(contextRatios, 50).toFixed(2)}x by req/s`,
+);
 
 await Promise.all([proxy.stop(), baseline.stop(), undiciBaseline.stop()]);
-const logLines = readFileSync(logFile('unstuck'), 'utf8').split('\n').filter((line) => line.includes('"outcome"')).length;
+const logLines = readFileSync(logFile('unstuck'), 'utf8')
+  .split('\n')
+  .filter((line) => line.includes('"outcome"')).length;
 log(`unstuck log lines written to its log file: ${logLines} (one per request)`);
 await upstream.close();
 rmSync(bundleDir, { recursive: true, force: true });

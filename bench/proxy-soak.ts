@@ -25,14 +25,30 @@ const seconds = Number(args[args.indexOf('--seconds') + 1] ?? 60) || 60;
 const asJson = args.includes('--json');
 const RSS_BOUND = 768 * 1024 * 1024;
 const deadline = Date.now() + seconds * 1000;
-setTimeout(() => {
-  process.stderr.write('soak: did not stop in time\n');
-  process.exit(2);
-}, (seconds + 30) * 1000).unref();
+setTimeout(
+  () => {
+    process.stderr.write('soak: did not stop in time\n');
+    process.exit(2);
+  },
+  (seconds + 30) * 1000,
+).unref();
 
 const upstream = await listenMisbehaving();
 // `--plain`: no flags but the upstream, to run the soak against a build that predates them (a baseline).
-const flags = args.includes('--plain') ? [] : ['--headers-timeout-ms', '2000', '--request-timeout-ms', '5000', '--upstream-timeout-ms', '5000', '--max-connections', '256', '--drain-timeout-ms', '2000'];
+const flags = args.includes('--plain')
+  ? []
+  : [
+      '--headers-timeout-ms',
+      '2000',
+      '--request-timeout-ms',
+      '5000',
+      '--upstream-timeout-ms',
+      '5000',
+      '--max-connections',
+      '256',
+      '--drain-timeout-ms',
+      '2000',
+    ];
 const proxy = await startProxyProcess(upstream.url, flags);
 const port = Number(new URL(proxy.url).port);
 const pid = proxy.child.pid as number;
@@ -153,7 +169,9 @@ async function hugeBodies(): Promise<void> {
       let answer = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk: string) => (answer += chunk));
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`);
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`,
+      );
       let sent = 0;
       const more = (): void => {
         // 40 MiB, past the 32 MiB limit, as fast as the proxy reads.
@@ -168,7 +186,13 @@ async function hugeBodies(): Promise<void> {
       };
       more();
       socket.once('close', () => {
-        count(/^HTTP\/1\.1 413/.test(answer) ? 'huge bodies refused 413' : answer === '' && failure !== '' ? `huge bodies reset before the 413 was read (${failure})` : `huge bodies other: ${JSON.stringify(answer.slice(0, 40))}`);
+        count(
+          /^HTTP\/1\.1 413/.test(answer)
+            ? 'huge bodies refused 413'
+            : answer === '' && failure !== ''
+              ? `huge bodies reset before the 413 was read (${failure})`
+              : `huge bodies other: ${JSON.stringify(answer.slice(0, 40))}`,
+        );
         resolve();
       });
     });
@@ -193,9 +217,16 @@ const startRss = rssOf() ?? 0;
 const workers = [
   probeHealth(),
   ...[0, 1, 2, 3].map((index) => upstreamWorker(index)),
-  ...Array.from({ length: 20 }, () => trickler('slowloris', 'GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\n', 'x-slow: 1\r\n', 500)),
+  ...Array.from({ length: 20 }, () =>
+    trickler('slowloris', 'GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\n', 'x-slow: 1\r\n', 500),
+  ),
   ...Array.from({ length: 10 }, () =>
-    trickler('endless bodies', 'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n', '1\r\n \r\n', 100),
+    trickler(
+      'endless bodies',
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+      '1\r\n \r\n',
+      100,
+    ),
   ),
   abortedStreams(),
   hugeBodies(),
@@ -209,10 +240,17 @@ const { code } = await proxy.stop('SIGTERM');
 await upstream.close();
 
 const sorted = [...health].sort((a, b) => a - b);
-const quantile = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+const quantile = (q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 const maxRss = Math.max(startRss, ...rss);
-const escaped = proxy.stderr().split('\n').filter((line) => line.includes('"uncaught-error"')).length;
-const logLines = proxy.stderr().split('\n').filter((line) => line.startsWith('{"id"')).length;
+const escaped = proxy
+  .stderr()
+  .split('\n')
+  .filter((line) => line.includes('"uncaught-error"')).length;
+const logLines = proxy
+  .stderr()
+  .split('\n')
+  .filter((line) => line.startsWith('{"id"')).length;
 const figures = {
   seconds,
   crashes: crashed === undefined ? 0 : 1,

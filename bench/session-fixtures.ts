@@ -1,8 +1,26 @@
 import type { Message } from '../src/core/messages.js';
 import { seededRandom } from '../test/support/random.js';
 
-
-const WORDS = ['the', 'file', 'test', 'function', 'return', 'value', 'error', 'import', 'const', 'session', 'tool', 'call', '会话', '标记', '修复', '消息', '工具', '请求'];
+const WORDS = [
+  'the',
+  'file',
+  'test',
+  'function',
+  'return',
+  'value',
+  'error',
+  'import',
+  'const',
+  'session',
+  'tool',
+  'call',
+  '会话',
+  '标记',
+  '修复',
+  '消息',
+  '工具',
+  '请求',
+];
 
 function text(next: () => number, length: number): string {
   let out = '';
@@ -24,12 +42,20 @@ export function seedLikeSession(scale: number): Message[] {
     messages.push({ role: 'user', content: text(next, 160) });
     const rounds = 20 + Math.floor(next() * 10);
     for (let round = 0; round < rounds && messages.length < target; round += 1) {
-      const calls = Array.from({ length: next() < 0.3 ? 2 : 1 }, () => ({ id: `call_${String(call++).padStart(2, '0')}_${Math.floor(next() * 1e9).toString(36)}`, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `src/${text(next, 12).replace(/\s/g, '_')}.py` }) } }));
+      const calls = Array.from({ length: next() < 0.3 ? 2 : 1 }, () => ({
+        id: `call_${String(call++).padStart(2, '0')}_${Math.floor(next() * 1e9).toString(36)}`,
+        type: 'function',
+        function: {
+          name: 'read_file',
+          arguments: JSON.stringify({ path: `src/${text(next, 12).replace(/\s/g, '_')}.py` }),
+        },
+      }));
       messages.push({ role: 'assistant', content: '', reasoning_content: text(next, 160), tool_calls: calls });
-      for (const toolCall of calls) messages.push({ role: 'tool', tool_call_id: toolCall.id, content: text(next, 560) });
-      for (let extra = next() < 0.5 ? 1 : 2; extra > 0; extra -= 1) messages.push({ role: 'assistant', content: text(next, 150), reasoning_content: text(next, 60) });
+      for (const toolCall of calls)
+        messages.push({ role: 'tool', tool_call_id: toolCall.id, content: text(next, 560) });
+      for (let extra = next() < 0.5 ? 1 : 2; extra > 0; extra -= 1)
+        messages.push({ role: 'assistant', content: text(next, 150), reasoning_content: text(next, 60) });
     }
   }
   return messages.slice(0, target);
 }
-

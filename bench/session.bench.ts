@@ -21,9 +21,16 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Message } from '../src/core/messages.js';
 import { writeFileAtomic } from '../src/session/atomic-write.js';
-import { seedLikeSession } from './session-fixtures.js';
-import { createJournalStore, createTranscriptStore, formatJournal, formatTranscript, parseJournal, parseTranscript } from '../src/session/index.js';
 import type { SessionStore } from '../src/session/index.js';
+import {
+  createJournalStore,
+  createTranscriptStore,
+  formatJournal,
+  formatTranscript,
+  parseJournal,
+  parseTranscript,
+} from '../src/session/index.js';
+import { seedLikeSession } from './session-fixtures.js';
 
 /** Messages one agent step adds (an assistant's tool call, its result, the assistant's text). */
 const STEP = 3;
@@ -72,13 +79,18 @@ async function timeTogether(runs: number, operations: readonly Operation[]): Pro
 
 function filesSize(directory: string, prefix: string): number {
   let total = 0;
-  for (const name of readdirSync(directory)) if (name.startsWith(prefix) && !name.endsWith('.lock')) total += statSync(join(directory, name)).size;
+  for (const name of readdirSync(directory))
+    if (name.startsWith(prefix) && !name.endsWith('.lock')) total += statSync(join(directory, name)).size;
   return total;
 }
 
 /** Peak memory of one operation, in a fresh process: maxRSS after minus RSS before. */
 function peakMemory(operation: string, scale: number, path: string): { peak: number; kept: number } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', fileURLToPath(import.meta.url), 'peak', operation, String(scale), path], { encoding: 'utf8' });
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--expose-gc', fileURLToPath(import.meta.url), 'peak', operation, String(scale), path],
+    { encoding: 'utf8' },
+  );
   if (result.status !== 0) throw new Error(`peak ${operation}: ${result.stderr}`);
   const [peak, kept] = result.stdout.trim().split(' ').map(Number);
   return { peak: peak!, kept: kept! };
@@ -93,13 +105,33 @@ async function childPeak(operation: string, scale: number, path: string): Promis
   const heapBefore = process.memoryUsage().heapUsed;
   let keep: unknown;
   switch (operation) {
-    case 'stringify': keep = JSON.stringify(messages); await writeFile(path, keep as string); break;
-    case 'parse': keep = JSON.parse(await readFile(path, 'utf8')); break;
-    case 'save-md': { const store = createTranscriptStore(path); await store.save(messages); await store.close(); break; }
-    case 'load-md': keep = await createTranscriptStore(path).load(); break;
-    case 'save-jsonl': { const store = createJournalStore(path); await store.save(messages); await store.close(); break; }
-    case 'load-jsonl': keep = await createJournalStore(path).load(); break;
-    default: throw new Error(operation);
+    case 'stringify':
+      keep = JSON.stringify(messages);
+      await writeFile(path, keep as string);
+      break;
+    case 'parse':
+      keep = JSON.parse(await readFile(path, 'utf8'));
+      break;
+    case 'save-md': {
+      const store = createTranscriptStore(path);
+      await store.save(messages);
+      await store.close();
+      break;
+    }
+    case 'load-md':
+      keep = await createTranscriptStore(path).load();
+      break;
+    case 'save-jsonl': {
+      const store = createJournalStore(path);
+      await store.save(messages);
+      await store.close();
+      break;
+    }
+    case 'load-jsonl':
+      keep = await createJournalStore(path).load();
+      break;
+    default:
+      throw new Error(operation);
   }
   const peak = process.resourceUsage().maxRSS * 1024;
   // What the operation leaves on the heap (a load's messages): the floor under any load's peak.
@@ -109,7 +141,19 @@ async function childPeak(operation: string, scale: number, path: string): Promis
   void keep;
 }
 
-interface Row { size: string; format: string; operation: string; ms: number; baselineMs: number; ratio: number; target: number; fileBytes: number; peakBytes?: number; keptBytes?: number; fileBaselineMs?: number }
+interface Row {
+  size: string;
+  format: string;
+  operation: string;
+  ms: number;
+  baselineMs: number;
+  ratio: number;
+  target: number;
+  fileBytes: number;
+  peakBytes?: number;
+  keptBytes?: number;
+  fileBaselineMs?: number;
+}
 
 async function main(): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'unstuck-bench-session-'));
@@ -170,19 +214,43 @@ async function main(): Promise<void> {
         ['Markdown', 'format (codec)', { run: () => formatTranscript(messages) }, stringify, 3],
         ['Markdown', 'parse (codec)', { run: () => parseTranscript(mdText) }, parse, 3],
         ['Markdown', 'store save, cold (new store, empty directory)', coldSave, stringify, 3, jsonSave],
-        ['Markdown', 'store save, same messages again (fsync, segments)', { run: () => transcript.save(messages) }, stringify, 3, jsonSave],
-        ['Markdown', `store save after one step (+${STEP} messages)`, { prepare: () => transcript.save(before), run: () => transcript.save(messages) }, stringify, 3, jsonSave],
+        [
+          'Markdown',
+          'store save, same messages again (fsync, segments)',
+          { run: () => transcript.save(messages) },
+          stringify,
+          3,
+          jsonSave,
+        ],
+        [
+          'Markdown',
+          `store save after one step (+${STEP} messages)`,
+          { prepare: () => transcript.save(before), run: () => transcript.save(messages) },
+          stringify,
+          3,
+          jsonSave,
+        ],
         ['Markdown', `store save after a load (new store, +${STEP} messages)`, saveAfterLoad, stringify, 3, jsonSave],
         ['Markdown', 'store load (read file)', { run: () => transcript.load() }, parse, 3, jsonLoad],
         ['JSONL', 'format (codec)', { run: () => formatJournal(messages) }, stringify, 1.5],
         ['JSONL', 'parse (codec)', { run: () => parseJournal(jsonlText) }, parse, 1.5],
         ['JSONL', 'store save (fsync)', { run: () => journal.save(messages) }, stringify, 1.5, jsonSave],
-        ['JSONL', `store append of one step (+${STEP} messages, fsync)`, { prepare: () => journal.save(before), run: () => journal.append!(step) }, stringify, 1.5, jsonSave],
+        [
+          'JSONL',
+          `store append of one step (+${STEP} messages, fsync)`,
+          { prepare: () => journal.save(before), run: () => journal.append!(step) },
+          stringify,
+          1.5,
+          jsonSave,
+        ],
         ['JSONL', 'store load (read file)', { run: () => journal.load() }, parse, 1.5, jsonLoad],
       ];
       const measured: [string, string, number, number, number, number | undefined][] = [];
       for (const [format, operation, candidate, baseline, target, disk] of plan) {
-        const [ms, baselineMs, diskMs] = await timeTogether(runs, disk === undefined ? [candidate, baseline] : [candidate, baseline, disk]);
+        const [ms, baselineMs, diskMs] = await timeTogether(
+          runs,
+          disk === undefined ? [candidate, baseline] : [candidate, baseline, disk],
+        );
         measured.push([format, operation, ms!, baselineMs!, target, diskMs]);
       }
       await transcript.save(messages);
@@ -192,7 +260,16 @@ async function main(): Promise<void> {
       const mdBytes = filesSize(directory, `s${scale}.`) - statSync(jsonlPath).size - statSync(jsonFile).size;
       const jsonlBytes = statSync(jsonlPath).size;
       for (const [format, operation, ms, baselineMs, target, fileBaselineMs] of measured) {
-        const row: Row = { size: `x${scale}`, format, operation, ms, baselineMs, ratio: ms / baselineMs, target, fileBytes: format === 'Markdown' ? mdBytes : jsonlBytes };
+        const row: Row = {
+          size: `x${scale}`,
+          format,
+          operation,
+          ms,
+          baselineMs,
+          ratio: ms / baselineMs,
+          target,
+          fileBytes: format === 'Markdown' ? mdBytes : jsonlBytes,
+        };
         if (fileBaselineMs !== undefined) row.fileBaselineMs = fileBaselineMs;
         rows.push(row);
       }
@@ -204,11 +281,38 @@ async function main(): Promise<void> {
       ];
       for (const [format, operation, name] of peaks) {
         const { peak, kept } = peakMemory(name, scale, jsonPath);
-        rows.push({ size: `x${scale}`, format, operation: `${operation} (peak)`, ms: 0, baselineMs: 0, ratio: 0, target: 0, fileBytes: Buffer.byteLength(json), peakBytes: peak, keptBytes: kept });
+        rows.push({
+          size: `x${scale}`,
+          format,
+          operation: `${operation} (peak)`,
+          ms: 0,
+          baselineMs: 0,
+          ratio: 0,
+          target: 0,
+          fileBytes: Buffer.byteLength(json),
+          peakBytes: peak,
+          keptBytes: kept,
+        });
       }
-      for (const [format, operation, path, bytes] of [['Markdown', 'save-md', join(directory, `m${scale}.md`), mdBytes], ['Markdown', 'load-md', join(directory, `m${scale}.md`), mdBytes], ['JSONL', 'save-jsonl', join(directory, `m${scale}.jsonl`), jsonlBytes], ['JSONL', 'load-jsonl', join(directory, `m${scale}.jsonl`), jsonlBytes]] as const) {
+      for (const [format, operation, path, bytes] of [
+        ['Markdown', 'save-md', join(directory, `m${scale}.md`), mdBytes],
+        ['Markdown', 'load-md', join(directory, `m${scale}.md`), mdBytes],
+        ['JSONL', 'save-jsonl', join(directory, `m${scale}.jsonl`), jsonlBytes],
+        ['JSONL', 'load-jsonl', join(directory, `m${scale}.jsonl`), jsonlBytes],
+      ] as const) {
         const { peak, kept } = peakMemory(operation, scale, path);
-        rows.push({ size: `x${scale}`, format, operation: `${operation} (peak)`, ms: 0, baselineMs: 0, ratio: 0, target: 3, fileBytes: bytes, peakBytes: peak, keptBytes: kept });
+        rows.push({
+          size: `x${scale}`,
+          format,
+          operation: `${operation} (peak)`,
+          ms: 0,
+          baselineMs: 0,
+          ratio: 0,
+          target: 3,
+          fileBytes: bytes,
+          peakBytes: peak,
+          keptBytes: kept,
+        });
       }
     }
   } finally {
@@ -220,7 +324,9 @@ async function main(): Promise<void> {
 function report(rows: Row[], sizes: string[]): void {
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
   const lines = [
-    `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}; load average at the end ${loadavg().map((value) => value.toFixed(1)).join(' ')}`,
+    `machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}; load average at the end ${loadavg()
+      .map((value) => value.toFixed(1))
+      .join(' ')}`,
     'times: fastest of 15 runs (x1) or 5 runs (x10) after a warm-up, each from a collected heap, each row taking turns with its baselines; ratios are to JSON.stringify / JSON.parse of the same messages in the same rounds',
     `sizes: x1 = ${sizes[0]}; x10 = ${sizes[1]}`,
     '',
@@ -231,18 +337,34 @@ function report(rows: Row[], sizes: string[]): void {
     const target = row.target === 0 ? '' : `<= ${row.target}x`;
     const ok = row.target === 0 ? '' : row.ratio <= row.target ? 'yes' : 'NO';
     const vsFile = row.fileBaselineMs === undefined ? '' : `${(row.ms / row.fileBaselineMs).toFixed(2)}x`;
-    lines.push(`| ${row.size} | ${row.format} | ${row.operation} | ${row.ms.toFixed(1)} | ${row.baselineMs.toFixed(1)} | ${row.ratio.toFixed(2)}x | ${target} | ${ok} | ${vsFile} |`);
+    lines.push(
+      `| ${row.size} | ${row.format} | ${row.operation} | ${row.ms.toFixed(1)} | ${row.baselineMs.toFixed(1)} | ${row.ratio.toFixed(2)}x | ${target} | ${ok} | ${vsFile} |`,
+    );
   }
-  lines.push('', '| size | format | operation | file size | peak RSS growth | peak / file | target | ok | heap the result keeps (after GC) / file |', '|---|---|---|---:|---:|---:|---:|---|---:|');
+  lines.push(
+    '',
+    '| size | format | operation | file size | peak RSS growth | peak / file | target | ok | heap the result keeps (after GC) / file |',
+    '|---|---|---|---:|---:|---:|---:|---|---:|',
+  );
   for (const row of rows.filter((candidate) => candidate.peakBytes !== undefined)) {
     const ratio = row.peakBytes! / row.fileBytes;
-    const kept = row.keptBytes === undefined || /save|stringify/.test(row.operation) ? '' : `${mb(row.keptBytes)} = ${(row.keptBytes / row.fileBytes).toFixed(2)}x`;
-    lines.push(`| ${row.size} | ${row.format} | ${row.operation} | ${mb(row.fileBytes)} | ${mb(row.peakBytes!)} | ${ratio.toFixed(2)}x | ${row.target === 0 ? '(baseline)' : `<= ${row.target}x`} | ${row.target === 0 ? '' : ratio <= row.target ? 'yes' : 'NO'} | ${kept} |`);
+    const kept =
+      row.keptBytes === undefined || /save|stringify/.test(row.operation)
+        ? ''
+        : `${mb(row.keptBytes)} = ${(row.keptBytes / row.fileBytes).toFixed(2)}x`;
+    lines.push(
+      `| ${row.size} | ${row.format} | ${row.operation} | ${mb(row.fileBytes)} | ${mb(row.peakBytes!)} | ${ratio.toFixed(2)}x | ${row.target === 0 ? '(baseline)' : `<= ${row.target}x`} | ${row.target === 0 ? '' : ratio <= row.target ? 'yes' : 'NO'} | ${kept} |`,
+    );
   }
   // Linearity: time per message at x10 against x1.
   lines.push('', '| format | operation | x10 ms / x1 ms (10 = linear) |', '|---|---|---:|');
-  for (const row of rows.filter((candidate) => candidate.size === 'x1' && candidate.peakBytes === undefined && candidate.target !== 0)) {
-    const large = rows.find((candidate) => candidate.size === 'x10' && candidate.format === row.format && candidate.operation === row.operation);
+  for (const row of rows.filter(
+    (candidate) => candidate.size === 'x1' && candidate.peakBytes === undefined && candidate.target !== 0,
+  )) {
+    const large = rows.find(
+      (candidate) =>
+        candidate.size === 'x10' && candidate.format === row.format && candidate.operation === row.operation,
+    );
     if (large !== undefined) lines.push(`| ${row.format} | ${row.operation} | ${(large.ms / row.ms).toFixed(1)} |`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);

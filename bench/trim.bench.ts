@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import { trim } from '../src/index.js';
-import { seedShapedHistory } from './support/seed-history.js';
 import { medianMs } from './support/measure.js';
+import { seedShapedHistory } from './support/seed-history.js';
 
 /**
  * trim on the seed-sized history against JSON.parse of the same array (issue 19: <= 0.3x), with a
@@ -35,15 +35,25 @@ for (const scale of [1, 30]) {
   const drop = modes[0][1]();
   const placeheld = modes[1][1]();
   const name = `${history.length} messages, ${(json.length / 1e6).toFixed(2)} M chars`;
-  for (const [mode, result] of [['drop', drop], ['placeholder', placeheld]] as const) {
+  for (const [mode, result] of [
+    ['drop', drop],
+    ['placeholder', placeheld],
+  ] as const) {
     const what = mode === 'drop' ? `${result.omitted.length} left out` : `${result.cleared.length} results cleared`;
-    rows.push(`| ${name} | ${mode} (${what}) | ${median(times['parse']!).toFixed(2)} | ${median(times[mode]!).toFixed(3)} | ${median(ratios[mode]!).toFixed(3)}x (${Math.min(...ratios[mode]!).toFixed(3)}-${Math.max(...ratios[mode]!).toFixed(3)}) |`);
-    if (scale === 1) verdicts.push(`- ${median(ratios[mode]!) <= 0.3 ? 'meets' : 'MISSES'} target 0.3x: trim ${mode}, ${name} = ${median(ratios[mode]!).toFixed(3)}x`);
+    rows.push(
+      `| ${name} | ${mode} (${what}) | ${median(times['parse']!).toFixed(2)} | ${median(times[mode]!).toFixed(3)} | ${median(ratios[mode]!).toFixed(3)}x (${Math.min(...ratios[mode]!).toFixed(3)}-${Math.max(...ratios[mode]!).toFixed(3)}) |`,
+    );
+    if (scale === 1)
+      verdicts.push(
+        `- ${median(ratios[mode]!) <= 0.3 ? 'meets' : 'MISSES'} target 0.3x: trim ${mode}, ${name} = ${median(ratios[mode]!).toFixed(3)}x`,
+      );
   }
 }
 
 console.log('## core: trim vs JSON.parse (profile deepseek, 100k-token budget)\n');
-console.log(`${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version}; \`node --import tsx bench/trim.bench.ts\`, ${rounds} interleaved rounds\n`);
+console.log(
+  `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version}; \`node --import tsx bench/trim.bench.ts\`, ${rounds} interleaved rounds\n`,
+);
 console.log('| history | mode | JSON.parse ms | trim ms | ratio, median (min-max over rounds) |');
 console.log('|---|---|---|---|---|');
 for (const row of rows) console.log(row);

@@ -1,7 +1,7 @@
 export * from './core/index.js';
-export { TRIMMED_RESULT, trim } from './core/trim.js';
-export type { TrimOptions, TrimResult } from './core/trim.js';
-export { trimFormats } from './core/trim-shapes.js';
-export type { TrimFormat } from './core/trim-shapes.js';
-export { createTokenEstimator, serializedChars } from './core/token-estimate.js';
 export type { TokenEstimator, TokenEstimatorOptions } from './core/token-estimate.js';
+export { createTokenEstimator, serializedChars } from './core/token-estimate.js';
+export type { TrimOptions, TrimResult } from './core/trim.js';
+export { TRIMMED_RESULT, trim } from './core/trim.js';
+export type { TrimFormat } from './core/trim-shapes.js';
+export { trimFormats } from './core/trim-shapes.js';

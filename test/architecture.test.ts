@@ -48,12 +48,19 @@ function importsOf(path: string, source: string): Import[] {
   const found: Import[] = [];
   const add = (node: ts.Node, specifier: ts.Node | undefined, dynamic: boolean): void => {
     const line = file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1;
-    found.push({ specifier: specifier !== undefined && ts.isStringLiteralLike(specifier) ? specifier.text : undefined, line, dynamic });
+    found.push({
+      specifier: specifier !== undefined && ts.isStringLiteralLike(specifier) ? specifier.text : undefined,
+      line,
+      dynamic,
+    });
   };
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier !== undefined) add(node, node.moduleSpecifier, false);
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, node.moduleReference.expression, false);
-    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, node.arguments[0], true);
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier !== undefined)
+      add(node, node.moduleSpecifier, false);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      add(node, node.moduleReference.expression, false);
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword)
+      add(node, node.arguments[0], true);
     else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, node.argument.literal, false);
     ts.forEachChild(node, visit);
   };
@@ -69,7 +76,10 @@ function problemsOf(path: string, source: string): string[] {
   for (const { specifier, line, dynamic } of importsOf(path, source)) {
     const how = dynamic ? 'dynamically imports' : 'imports';
     if (specifier === undefined) {
-      if (permitted !== undefined) problems.push(`${path}:${line} dynamically imports a computed specifier, which cannot be checked (${layer} may import ${permitted.join(', ')})`);
+      if (permitted !== undefined)
+        problems.push(
+          `${path}:${line} dynamically imports a computed specifier, which cannot be checked (${layer} may import ${permitted.join(', ')})`,
+        );
       continue;
     }
     if (CARRIER_MODULES.test(specifier) && !CARRIERS.has(path)) {
@@ -78,12 +88,18 @@ function problemsOf(path: string, source: string): string[] {
     if (permitted === undefined) continue;
     if (specifier.startsWith('.')) {
       const target = relative(root, join(root, path, '..', specifier)).split('/')[0] as string;
-      if (!permitted.includes(target)) problems.push(`${path}:${line} ${how} ${specifier} (${layer} may import ${permitted.join(', ')})`);
+      if (!permitted.includes(target))
+        problems.push(`${path}:${line} ${how} ${specifier} (${layer} may import ${permitted.join(', ')})`);
     } else if (layer === 'core') {
       problems.push(`${path}:${line} ${how} '${specifier}': the core imports nothing outside itself`);
     }
   }
-  if (layer === 'core' && /\b(process|Date\.now|Math\.random|fetch|setTimeout)\b\s*[.(]/.test(source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, ''))) {
+  if (
+    layer === 'core' &&
+    /\b(process|Date\.now|Math\.random|fetch|setTimeout)\b\s*[.(]/.test(
+      source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, ''),
+    )
+  ) {
     problems.push(`${path} touches the clock, randomness, the process or the network`);
   }
   return problems;
@@ -103,19 +119,62 @@ test('imports point inward', () => {
 
 test('every node carrier named in the rule exists (a moved carrier must not leave a stale exemption)', () => {
   const present = new Set(files(root).map((file) => relative(root, file)));
-  assert.deepEqual([...CARRIERS].filter((path) => !present.has(path)), []);
+  assert.deepEqual(
+    [...CARRIERS].filter((path) => !present.has(path)),
+    [],
+  );
 });
 
 describe('the rule catches', () => {
   const cases: [string, string, string, string][] = [
-    ['a dynamic import across layers', 'session/store.ts', "export const load = () => import('../agent/index.js');", "session/store.ts:1 dynamically imports ../agent/index.js (session may import core, session)"],
-    ['a dynamic import of a computed specifier', 'agent/run.ts', "const name = '../http/index.js';\nexport const load = () => import(name);", 'agent/run.ts:2 dynamically imports a computed specifier, which cannot be checked (agent may import core, session, agent)'],
-    ['a side-effect import across layers', 'http/proxy.ts', "import '../session/index.js';", 'http/proxy.ts:1 imports ../session/index.js (http may import core, http)'],
-    ['an import() type across layers', 'emulator/serve.ts', "export type Store = import('../session/index.js').SessionStore;", 'emulator/serve.ts:1 imports ../session/index.js (emulator may import core, emulator)'],
-    ['node:http outside the carriers', 'agent/client.ts', "import { request } from 'node:http';", "agent/client.ts:1 imports 'node:http': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may"],
-    ['undici outside the carriers, in the http layer', 'http/create-sanitizing-fetch.ts', "import { Agent } from 'undici';", "http/create-sanitizing-fetch.ts:1 imports 'undici': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may"],
-    ['node:net imported dynamically by the CLI', 'cli/commands/proxy.ts', "export const net = await import('node:net');", "cli/commands/proxy.ts:1 dynamically imports 'node:net': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may"],
-    ['chat importing http', 'chat/backend.ts', "import { createSanitizingFetch } from '../http/index.js';", 'chat/backend.ts:1 imports ../http/index.js (chat may import core, session, agent, chat)'],
+    [
+      'a dynamic import across layers',
+      'session/store.ts',
+      "export const load = () => import('../agent/index.js');",
+      'session/store.ts:1 dynamically imports ../agent/index.js (session may import core, session)',
+    ],
+    [
+      'a dynamic import of a computed specifier',
+      'agent/run.ts',
+      "const name = '../http/index.js';\nexport const load = () => import(name);",
+      'agent/run.ts:2 dynamically imports a computed specifier, which cannot be checked (agent may import core, session, agent)',
+    ],
+    [
+      'a side-effect import across layers',
+      'http/proxy.ts',
+      "import '../session/index.js';",
+      'http/proxy.ts:1 imports ../session/index.js (http may import core, http)',
+    ],
+    [
+      'an import() type across layers',
+      'emulator/serve.ts',
+      "export type Store = import('../session/index.js').SessionStore;",
+      'emulator/serve.ts:1 imports ../session/index.js (emulator may import core, emulator)',
+    ],
+    [
+      'node:http outside the carriers',
+      'agent/client.ts',
+      "import { request } from 'node:http';",
+      "agent/client.ts:1 imports 'node:http': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may",
+    ],
+    [
+      'undici outside the carriers, in the http layer',
+      'http/create-sanitizing-fetch.ts',
+      "import { Agent } from 'undici';",
+      "http/create-sanitizing-fetch.ts:1 imports 'undici': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may",
+    ],
+    [
+      'node:net imported dynamically by the CLI',
+      'cli/commands/proxy.ts',
+      "export const net = await import('node:net');",
+      "cli/commands/proxy.ts:1 dynamically imports 'node:net': only the node carriers (http/node-http-adapter.ts, http/native-relay.ts, http/guarded-connector.ts, emulator/listen.ts) may",
+    ],
+    [
+      'chat importing http',
+      'chat/backend.ts',
+      "import { createSanitizingFetch } from '../http/index.js';",
+      'chat/backend.ts:1 imports ../http/index.js (chat may import core, session, agent, chat)',
+    ],
   ];
   for (const [what, path, source, problem] of cases) {
     test(what, () => assert.deepEqual(problemsOf(path, source), [problem]));
@@ -125,7 +184,7 @@ describe('the rule catches', () => {
     const source = [
       "// import('../http/index.js') is not an import",
       "/** await import('node:http') */",
-      "export const text = \"import { x } from '../http/index.js'\";",
+      'export const text = "import { x } from \'../http/index.js\'";',
       "import { runTurn } from '../agent/index.js';",
       "export const load = () => import('../session/index.js');",
     ].join('\n');

@@ -16,18 +16,34 @@ const installed = existsSync(join(directory, 'node_modules', '@deepseek-ai', 'ds
 
 describe('plugins/dsh', () => {
   it('passes its own suite on the real DeepSeek Harness packages', {
-    skip: installed ? false : 'plugins/dsh/node_modules is absent (installed with --ignore-scripts?): run `npm ci --prefix plugins/dsh` to include the plugin suite',
+    skip: installed
+      ? false
+      : 'plugins/dsh/node_modules is absent (installed with --ignore-scripts?): run `npm ci --prefix plugins/dsh` to include the plugin suite',
     timeout: 120_000,
   }, () => {
     const env = { ...process.env };
     delete env['NODE_TEST_CONTEXT']; // the child is a test run of its own, not a subtest of this one
     const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: directory, env, encoding: 'utf8' });
     assert.equal(build.status, 0, build.stderr);
-    const files = readdirSync(join(directory, 'test')).filter((name) => name.endsWith('.test.ts')).map((name) => join('test', name));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', ...files], { cwd: directory, env, encoding: 'utf8', timeout: 110_000 });
+    const files = readdirSync(join(directory, 'test'))
+      .filter((name) => name.endsWith('.test.ts'))
+      .map((name) => join('test', name));
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', ...files], {
+      cwd: directory,
+      env,
+      encoding: 'utf8',
+      timeout: 110_000,
+    });
     const passed = Number(/^# pass (\d+)$/m.exec(run.stdout)?.[1] ?? 0);
     const failed = Number(/^# fail (\d+)$/m.exec(run.stdout)?.[1] ?? -1);
-    assert.equal(run.status, 0, `${run.stdout.split('\n').filter((line) => /^\s*not ok|^# (pass|fail)/.test(line)).join('\n')}\n${run.stderr}`);
+    assert.equal(
+      run.status,
+      0,
+      `${run.stdout
+        .split('\n')
+        .filter((line) => /^\s*not ok|^# (pass|fail)/.test(line))
+        .join('\n')}\n${run.stderr}`,
+    );
     assert.equal(failed, 0);
     assert.ok(passed >= 29, `expected the whole plugin suite to run, saw ${passed} passing tests`);
   });

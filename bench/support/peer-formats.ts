@@ -13,7 +13,12 @@ export function toModelMessages(messages: readonly Message[]): unknown[] {
   const out: Record<string, unknown>[] = [];
   for (const message of messages) {
     if (message.role === 'tool') {
-      const part = { type: 'tool-result', toolCallId: message.tool_call_id, toolName: message.name ?? 'tool', output: { type: 'text', value: typeof message.content === 'string' ? message.content : '' } };
+      const part = {
+        type: 'tool-result',
+        toolCallId: message.tool_call_id,
+        toolName: message.name ?? 'tool',
+        output: { type: 'text', value: typeof message.content === 'string' ? message.content : '' },
+      };
       const previous = out[out.length - 1];
       if (previous?.['role'] === 'tool') (previous['content'] as unknown[]).push(part);
       else out.push({ role: 'tool', content: [part] });
@@ -21,9 +26,17 @@ export function toModelMessages(messages: readonly Message[]): unknown[] {
     }
     if (message.role === 'assistant') {
       const content: unknown[] = [];
-      if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '') content.push({ type: 'reasoning', text: message.reasoning_content });
-      if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
-      for (const call of message.tool_calls ?? []) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.function?.name, input: JSON.parse(call.function?.arguments ?? '{}') });
+      if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '')
+        content.push({ type: 'reasoning', text: message.reasoning_content });
+      if (typeof message.content === 'string' && message.content !== '')
+        content.push({ type: 'text', text: message.content });
+      for (const call of message.tool_calls ?? [])
+        content.push({
+          type: 'tool-call',
+          toolCallId: call.id,
+          toolName: call.function?.name,
+          input: JSON.parse(call.function?.arguments ?? '{}'),
+        });
       out.push({ role: 'assistant', content });
       continue;
     }
@@ -32,7 +45,13 @@ export function toModelMessages(messages: readonly Message[]): unknown[] {
   return out;
 }
 
-export const PI_MODEL = { id: 'deepseek-chat', name: 'DeepSeek Chat', api: 'openai-completions', provider: 'deepseek', input: ['text', 'image'] };
+export const PI_MODEL = {
+  id: 'deepseek-chat',
+  name: 'DeepSeek Chat',
+  api: 'openai-completions',
+  provider: 'deepseek',
+  input: ['text', 'image'],
+};
 
 export function toPiMessages(messages: readonly Message[]): unknown[] {
   const out: unknown[] = [];
@@ -41,15 +60,46 @@ export function toPiMessages(messages: readonly Message[]): unknown[] {
     timestamp += 1000;
     if (message.role === 'system') continue;
     if (message.role === 'tool') {
-      out.push({ role: 'toolResult', toolCallId: message.tool_call_id, toolName: message.name ?? 'tool', content: [{ type: 'text', text: typeof message.content === 'string' ? message.content : '' }], isError: false, timestamp });
+      out.push({
+        role: 'toolResult',
+        toolCallId: message.tool_call_id,
+        toolName: message.name ?? 'tool',
+        content: [{ type: 'text', text: typeof message.content === 'string' ? message.content : '' }],
+        isError: false,
+        timestamp,
+      });
       continue;
     }
     if (message.role === 'assistant') {
       const content: unknown[] = [];
-      if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '') content.push({ type: 'thinking', thinking: message.reasoning_content });
-      if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
-      for (const call of message.tool_calls ?? []) content.push({ type: 'toolCall', id: call.id, name: call.function?.name, arguments: JSON.parse(call.function?.arguments ?? '{}') });
-      out.push({ role: 'assistant', content, api: PI_MODEL.api, provider: PI_MODEL.provider, model: PI_MODEL.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: (message.tool_calls ?? []).length > 0 ? 'toolUse' : 'stop', timestamp });
+      if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '')
+        content.push({ type: 'thinking', thinking: message.reasoning_content });
+      if (typeof message.content === 'string' && message.content !== '')
+        content.push({ type: 'text', text: message.content });
+      for (const call of message.tool_calls ?? [])
+        content.push({
+          type: 'toolCall',
+          id: call.id,
+          name: call.function?.name,
+          arguments: JSON.parse(call.function?.arguments ?? '{}'),
+        });
+      out.push({
+        role: 'assistant',
+        content,
+        api: PI_MODEL.api,
+        provider: PI_MODEL.provider,
+        model: PI_MODEL.id,
+        usage: {
+          input: 0,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 0,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
+        stopReason: (message.tool_calls ?? []).length > 0 ? 'toolUse' : 'stop',
+        timestamp,
+      });
       continue;
     }
     out.push({ role: 'user', content: typeof message.content === 'string' ? message.content : '', timestamp });

@@ -16,7 +16,23 @@ export function seedShapedHistory(scale = 1): Message[] {
     return (state >>> 0) / 0x1_0000_0000;
   };
   const text = (length: number) => {
-    const words = ['the', 'build', 'fails', 'because', 'module', 'import', 'path', 'config', 'test', 'passes', 'read', 'file', '函数', 'λ', 'ok'];
+    const words = [
+      'the',
+      'build',
+      'fails',
+      'because',
+      'module',
+      'import',
+      'path',
+      'config',
+      'test',
+      'passes',
+      'read',
+      'file',
+      '函数',
+      'λ',
+      'ok',
+    ];
     let out = '';
     while (out.length < length) out += `${words[Math.floor(random() * words.length)]} `;
     return out.slice(0, length);
@@ -35,10 +51,23 @@ export function seedShapedHistory(scale = 1): Message[] {
         const toolCalls = [];
         for (let index = 0; index < calls; index += 1) {
           id += 1;
-          toolCalls.push({ id: `call_${String(id).padStart(2, '0')}_${(id * 2654435761 >>> 0).toString(36)}`, type: 'function', function: { name: random() < 0.5 ? 'read_file' : 'run_command', arguments: JSON.stringify({ path: `src/${text(12).trim()}.ts` }) } });
+          toolCalls.push({
+            id: `call_${String(id).padStart(2, '0')}_${((id * 2654435761) >>> 0).toString(36)}`,
+            type: 'function',
+            function: {
+              name: random() < 0.5 ? 'read_file' : 'run_command',
+              arguments: JSON.stringify({ path: `src/${text(12).trim()}.ts` }),
+            },
+          });
         }
-        messages.push({ role: 'assistant', content: random() < 0.5 ? '' : text(40), reasoning_content: text(90), tool_calls: toolCalls });
-        for (const call of toolCalls) messages.push({ role: 'tool', tool_call_id: call.id, content: text(250 + Math.floor(random() * 260)) });
+        messages.push({
+          role: 'assistant',
+          content: random() < 0.5 ? '' : text(40),
+          reasoning_content: text(90),
+          tool_calls: toolCalls,
+        });
+        for (const call of toolCalls)
+          messages.push({ role: 'tool', tool_call_id: call.id, content: text(250 + Math.floor(random() * 260)) });
       } else {
         messages.push({ role: 'assistant', content: text(70), reasoning_content: text(80) });
       }

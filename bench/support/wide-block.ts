@@ -23,7 +23,11 @@ export function wideBlock(calls: number, shape: WideShape): Message[] {
   const toolCalls: ToolCall[] = [];
   for (let position = 0; position < calls; position += 1) {
     const id = idOf(position);
-    toolCalls.push({ ...(id === undefined ? {} : { id }), type: 'function', function: { name: 'read_file', arguments: `{"path":"src/f${position}.ts"}` } });
+    toolCalls.push({
+      ...(id === undefined ? {} : { id }),
+      type: 'function',
+      function: { name: 'read_file', arguments: `{"path":"src/f${position}.ts"}` },
+    });
   }
   const messages: Message[] = [
     { role: 'user', content: 'read every file' },
@@ -32,7 +36,11 @@ export function wideBlock(calls: number, shape: WideShape): Message[] {
   const results: Message[] = [];
   for (let position = 0; position < calls; position += 1) {
     const id = idOf(position);
-    results.push({ role: 'tool', ...(id === undefined ? {} : { tool_call_id: id }), content: `contents of f${position}` });
+    results.push({
+      role: 'tool',
+      ...(id === undefined ? {} : { tool_call_id: id }),
+      content: `contents of f${position}`,
+    });
   }
   if (shape === 'damaged') {
     const damaged: Message[] = [];

@@ -19,17 +19,17 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEmulator } from '../../src/emulator/index.js';
 import type { EmulatedRequest } from '../../src/emulator/index.js';
+import { createEmulator } from '../../src/emulator/index.js';
 import { listenOn } from '../../src/emulator/listen.js';
-import { createSanitizingFetch } from '../../src/http/index.js';
 import type { RepairEvent } from '../../src/http/index.js';
-import { poisonings } from './poison.js';
+import { createSanitizingFetch } from '../../src/http/index.js';
 import type { Poisoning } from './poison.js';
+import { poisonings } from './poison.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const fixtures = fileURLToPath(new URL('../../test/fixtures/agents/claude-code/', import.meta.url));
@@ -54,16 +54,33 @@ async function main(): Promise<number> {
   if (process.env[INSIDE] === undefined) {
     const probe = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' });
     if (probe.status === 0) {
-      const child = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-        stdio: 'inherit',
-        env: { ...process.env, [INSIDE]: 'netns' },
-      });
+      const child = spawnSync(
+        'unshare',
+        [
+          '-n',
+          'sh',
+          '-c',
+          'ip link set lo up && exec "$0" "$@"',
+          process.execPath,
+          ...process.execArgv,
+          fileURLToPath(import.meta.url),
+          ...process.argv.slice(2),
+        ],
+        {
+          stdio: 'inherit',
+          env: { ...process.env, [INSIDE]: 'netns' },
+        },
+      );
       return child.status ?? 1;
     }
-    log(`note: unshare -n was refused (${probe.error?.message ?? `exit ${probe.status}`}); running on the host's loopback, kept offline by Claude Code's own switches only`);
+    log(
+      `note: unshare -n was refused (${probe.error?.message ?? `exit ${probe.status}`}); running on the host's loopback, kept offline by Claude Code's own switches only`,
+    );
     process.env[INSIDE] = 'host';
   }
-  log(`network: ${process.env[INSIDE] === 'netns' ? 'a namespace of its own (unshare -n), loopback only' : "the host's, agent switches only"}`);
+  log(
+    `network: ${process.env[INSIDE] === 'netns' ? 'a namespace of its own (unshare -n), loopback only' : "the host's, agent switches only"}`,
+  );
   log(`claude ${run(claude, ['--version']).trim()}`);
 
   const root = await mkdtemp(join(tmpdir(), 'unstuck-e2e-claude-'));
@@ -84,7 +101,9 @@ async function main(): Promise<number> {
       onRequest: (request) => {
         seen.push(request);
         const first = request.violations[0];
-        log(`  emulator: ${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}`}`);
+        log(
+          `  emulator: ${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}`}`,
+        );
         if (process.env['UNSTUCK_E2E_SHAPES'] === '1') log(`    shape: ${shapeOf(request.body)}`);
       },
     });
@@ -94,11 +113,20 @@ async function main(): Promise<number> {
       const sessionId = '7f3c2a10-5b1e-4c8d-9a2f-0e6d4b8c1a01';
 
       log('1. a tool loop: Read, then text');
-      emulator.push({ toolCalls: [{ name: 'Read', arguments: JSON.stringify({ file_path: join(work, 'notes.txt') }) }] }, { text: 'The file says the secret word is lighthouse.' });
-      const first = await agent(['-p', 'What does notes.txt say?', '--session-id', sessionId, ...AGENT_FLAGS], { cwd: work, env });
+      emulator.push(
+        { toolCalls: [{ name: 'Read', arguments: JSON.stringify({ file_path: join(work, 'notes.txt') }) }] },
+        { text: 'The file says the secret word is lighthouse.' },
+      );
+      const first = await agent(['-p', 'What does notes.txt say?', '--session-id', sessionId, ...AGENT_FLAGS], {
+        cwd: work,
+        env,
+      });
       log(`   exit ${first.code}; result: ${JSON.stringify(first.result?.result ?? first.stderr.slice(0, 300))}`);
       expect(first.code === 0, 'claude -p exits 0');
-      expect(first.result?.result === 'The file says the secret word is lighthouse.', 'the turn ends with the scripted text');
+      expect(
+        first.result?.result === 'The file says the secret word is lighthouse.',
+        'the turn ends with the scripted text',
+      );
       const toolRound = seen.find((request) => request.status === 200 && hasToolResult(request.body, 'lighthouse'));
       expect(toolRound !== undefined, "Claude Code ran Read and sent the file's contents back as a tool_result");
       const file = await findSession(home, sessionId);
@@ -110,7 +138,15 @@ async function main(): Promise<number> {
       // A rejected request does not use up its step: one answer is kept pending for the next resume.
       let pending = 0;
       log('2. each poisoning, resumed with `claude --resume` straight at the strict emulator');
-      const outcomes: { poisoning: Poisoning; code: number | null; rules: string[]; requests: number; seconds: number; text: string; sent: boolean }[] = [];
+      const outcomes: {
+        poisoning: Poisoning;
+        code: number | null;
+        rules: string[];
+        requests: number;
+        seconds: number;
+        text: string;
+        sent: boolean;
+      }[] = [];
       for (const poisoning of poisonings) {
         const poisoned = poisoning.apply(original);
         await writeFile(file, poisoned.text);
@@ -121,39 +157,86 @@ async function main(): Promise<number> {
         const seconds = (performance.now() - started) / 1000;
         const requests = seen.slice(before);
         pending -= requests.filter((request) => request.status === 200).length;
-        const rules = requests.filter((request) => request.status === 400).map((request) => request.violations[0]?.rule ?? 'shape');
+        const rules = requests
+          .filter((request) => request.status === 400)
+          .map((request) => request.violations[0]?.rule ?? 'shape');
         const sent = requests.some((request) => poisoning.sent(request.body));
-        outcomes.push({ poisoning, code: resumed.code, rules, requests: requests.length, seconds, text: poisoned.text, sent });
-        const verdict = !sent ? 'healed by Claude Code (the construct never reached the wire)' : rules.includes(poisoning.rule) ? `sent as is: the 400 (${poisoning.rule})` : `sent as is, but the emulator (the core's Anthropic rules) did not reject it: ${poisoning.rule} not detected`;
-        log(`   ${poisoning.name} (lines ${poisoned.lines.join(', ')}): exit ${resumed.code}, ${requests.length} requests in ${seconds.toFixed(1)} s, 400s: ${rules.join(', ') || 'none'} -> ${verdict}`);
+        outcomes.push({
+          poisoning,
+          code: resumed.code,
+          rules,
+          requests: requests.length,
+          seconds,
+          text: poisoned.text,
+          sent,
+        });
+        const verdict = !sent
+          ? 'healed by Claude Code (the construct never reached the wire)'
+          : rules.includes(poisoning.rule)
+            ? `sent as is: the 400 (${poisoning.rule})`
+            : `sent as is, but the emulator (the core's Anthropic rules) did not reject it: ${poisoning.rule} not detected`;
+        log(
+          `   ${poisoning.name} (lines ${poisoned.lines.join(', ')}): exit ${resumed.code}, ${requests.length} requests in ${seconds.toFixed(1)} s, 400s: ${rules.join(', ') || 'none'} -> ${verdict}`,
+        );
         log(`      ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`);
         await writeFile(file, original);
       }
-      const unhealed = outcomes.filter((outcome) => outcome.code !== 0 && outcome.rules.includes(outcome.poisoning.rule));
-      expect(unhealed.length > 0, `at least one poisoning is not healed by Claude Code and gets the 400 (${unhealed.map((outcome) => outcome.poisoning.name).join(', ') || 'none'})`);
+      const unhealed = outcomes.filter(
+        (outcome) => outcome.code !== 0 && outcome.rules.includes(outcome.poisoning.rule),
+      );
+      expect(
+        unhealed.length > 0,
+        `at least one poisoning is not healed by Claude Code and gets the 400 (${unhealed.map((outcome) => outcome.poisoning.name).join(', ') || 'none'})`,
+      );
       for (const outcome of outcomes) {
-        if (outcome.sent && !outcome.rules.includes(outcome.poisoning.rule)) log(`finding: ${outcome.poisoning.name} reached the wire and the core's Anthropic rules did not reject it (${outcome.poisoning.rule} is not detected by checkFormat('anthropic-messages'))`);
-        else if (outcome.sent) expect(outcome.code !== 0, `${outcome.poisoning.name}: sent as is, the strict emulator answers ${outcome.poisoning.rule} and the resume fails`);
+        if (outcome.sent && !outcome.rules.includes(outcome.poisoning.rule))
+          log(
+            `finding: ${outcome.poisoning.name} reached the wire and the core's Anthropic rules did not reject it (${outcome.poisoning.rule} is not detected by checkFormat('anthropic-messages'))`,
+          );
+        else if (outcome.sent)
+          expect(
+            outcome.code !== 0,
+            `${outcome.poisoning.name}: sent as is, the strict emulator answers ${outcome.poisoning.rule} and the resume fails`,
+          );
         else expect(outcome.code === 0, `${outcome.poisoning.name}: healed by Claude Code, the resume completes`);
       }
 
-      log('3. the poisonings Claude Code sends as they are, resumed through createSanitizingFetch (a loopback relay in front of the emulator)');
+      log(
+        '3. the poisonings Claude Code sends as they are, resumed through createSanitizingFetch (a loopback relay in front of the emulator)',
+      );
       const repairs: RepairEvent[] = [];
-      const relay = await listenOn(relayThrough(createSanitizingFetch({ onRepair: (event) => repairs.push(event) }), server.url), { port: 0, host: '127.0.0.1' });
+      const relay = await listenOn(
+        relayThrough(createSanitizingFetch({ onRepair: (event) => repairs.push(event) }), server.url),
+        { port: 0, host: '127.0.0.1' },
+      );
       try {
         for (const outcome of outcomes.filter((entry) => entry.sent && entry.rules.includes(entry.poisoning.rule))) {
           await writeFile(file, outcome.text);
           const before = seen.length;
           const repairedBefore = repairs.length;
           pending = answerPending(emulator, pending);
-          const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], { cwd: work, env: agentEnv(home, relay.url) });
+          const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], {
+            cwd: work,
+            env: agentEnv(home, relay.url),
+          });
           const requests = seen.slice(before);
           pending -= requests.filter((request) => request.status === 200).length;
           const rules = repairs.slice(repairedBefore).flatMap((event) => event.rules);
-          log(`   ${outcome.poisoning.name}: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; repaired: ${rules.join(', ') || 'nothing'}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`);
-          expect(resumed.code === 0 && resumed.result?.result === RESUMED, `${outcome.poisoning.name}: through the sanitizing fetch the resume completes`);
-          expect(requests.length > 0 && requests.every((request) => request.status === 200), `${outcome.poisoning.name}: the emulator saw only valid requests`);
-          expect(rules.includes(outcome.poisoning.rule), `${outcome.poisoning.name}: the fetch repaired ${outcome.poisoning.rule}`);
+          log(
+            `   ${outcome.poisoning.name}: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; repaired: ${rules.join(', ') || 'nothing'}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`,
+          );
+          expect(
+            resumed.code === 0 && resumed.result?.result === RESUMED,
+            `${outcome.poisoning.name}: through the sanitizing fetch the resume completes`,
+          );
+          expect(
+            requests.length > 0 && requests.every((request) => request.status === 200),
+            `${outcome.poisoning.name}: the emulator saw only valid requests`,
+          );
+          expect(
+            rules.includes(outcome.poisoning.rule),
+            `${outcome.poisoning.name}: the fetch repaired ${outcome.poisoning.rule}`,
+          );
           await writeFile(file, original);
         }
       } finally {
@@ -165,13 +248,34 @@ async function main(): Promise<number> {
       const parallelId = '7f3c2a10-5b1e-4c8d-9a2f-0e6d4b8c1a02';
       const parallelBefore = seen.length;
       emulator.push(
-        { text: 'Reading both files.', toolCalls: ['notes.txt', 'other.txt'].map((name) => ({ name: 'Read', arguments: JSON.stringify({ file_path: join(work, name) }) })) },
+        {
+          text: 'Reading both files.',
+          toolCalls: ['notes.txt', 'other.txt'].map((name) => ({
+            name: 'Read',
+            arguments: JSON.stringify({ file_path: join(work, name) }),
+          })),
+        },
         { text: 'lighthouse and harbour.' },
       );
-      const parallel = await agent(['-p', 'What do notes.txt and other.txt say?', '--session-id', parallelId, ...AGENT_FLAGS], { cwd: work, env });
-      log(`   exit ${parallel.code}; result: ${JSON.stringify(parallel.result?.result ?? parallel.stderr.slice(0, 300))}`);
-      const both = seen.slice(parallelBefore).find((request) => request.status === 200 && hasToolResult(request.body, 'lighthouse') && hasToolResult(request.body, 'harbour'));
-      expect(parallel.code === 0 && parallel.result?.result === 'lighthouse and harbour.', 'the parallel turn completes with the scripted text');
+      const parallel = await agent(
+        ['-p', 'What do notes.txt and other.txt say?', '--session-id', parallelId, ...AGENT_FLAGS],
+        { cwd: work, env },
+      );
+      log(
+        `   exit ${parallel.code}; result: ${JSON.stringify(parallel.result?.result ?? parallel.stderr.slice(0, 300))}`,
+      );
+      const both = seen
+        .slice(parallelBefore)
+        .find(
+          (request) =>
+            request.status === 200 &&
+            hasToolResult(request.body, 'lighthouse') &&
+            hasToolResult(request.body, 'harbour'),
+        );
+      expect(
+        parallel.code === 0 && parallel.result?.result === 'lighthouse and harbour.',
+        'the parallel turn completes with the scripted text',
+      );
       expect(both !== undefined, 'both results went back in one request');
       if (both !== undefined) log(`   the results' request: ${shapeOf(both.body)}`);
       const parallelFile = await findSession(home, parallelId);
@@ -179,12 +283,19 @@ async function main(): Promise<number> {
 
       if (saveFixtures) {
         await mkdir(fixtures, { recursive: true });
-        if (parallelFile !== undefined) await writeFile(join(fixtures, `parallel-read.claude-code-${CLAUDE_CODE_VERSION}.jsonl`), await readFile(parallelFile, 'utf8'));
+        if (parallelFile !== undefined)
+          await writeFile(
+            join(fixtures, `parallel-read.claude-code-${CLAUDE_CODE_VERSION}.jsonl`),
+            await readFile(parallelFile, 'utf8'),
+          );
         const name = `read-tool-loop.claude-code-${CLAUDE_CODE_VERSION}`;
         await writeFile(join(fixtures, `${name}.jsonl`), original);
         const reachedTheWire = outcomes.filter((outcome) => outcome.sent);
-        for (const outcome of reachedTheWire) await writeFile(join(fixtures, `${name}.${outcome.poisoning.name}.jsonl`), outcome.text);
-        log(`   saved ${name}.jsonl and the ${reachedTheWire.length} poisoning(s) Claude Code sends as they are under test/fixtures/agents/claude-code/`);
+        for (const outcome of reachedTheWire)
+          await writeFile(join(fixtures, `${name}.${outcome.poisoning.name}.jsonl`), outcome.text);
+        log(
+          `   saved ${name}.jsonl and the ${reachedTheWire.length} poisoning(s) Claude Code sends as they are under test/fixtures/agents/claude-code/`,
+        );
       }
     } finally {
       await server.close();
@@ -202,13 +313,25 @@ async function main(): Promise<number> {
  * Hop-by-hop and length headers are dropped both ways (RFC 9110 §7.6.1); bodies stream back as they come.
  */
 function relayThrough(sanitizing: typeof fetch, upstream: string): (request: Request) => Promise<Response> {
-  const dropped = ['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'accept-encoding', 'content-encoding'];
+  const dropped = [
+    'host',
+    'connection',
+    'keep-alive',
+    'transfer-encoding',
+    'content-length',
+    'accept-encoding',
+    'content-encoding',
+  ];
   return async (request) => {
     const target = new URL(request.url);
     const headers = new Headers(request.headers);
     for (const name of dropped) headers.delete(name);
     const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.text();
-    const response = await sanitizing(new URL(target.pathname + target.search, upstream).href, { method: request.method, headers, ...(body === undefined ? {} : { body }) });
+    const response = await sanitizing(new URL(target.pathname + target.search, upstream).href, {
+      method: request.method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
     const back = new Headers(response.headers);
     for (const name of dropped) back.delete(name);
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers: back });
@@ -225,7 +348,16 @@ function answerPending(emulator: ReturnType<typeof createEmulator>, pending: num
 }
 
 /** Only what a `-p` run needs: the Read tool, JSON output, no prompts for permission. */
-const AGENT_FLAGS = ['--output-format', 'json', '--tools', 'Read', '--allowedTools', 'Read', '--system-prompt', 'You are a test agent. Use the Read tool when asked about a file.'];
+const AGENT_FLAGS = [
+  '--output-format',
+  'json',
+  '--tools',
+  'Read',
+  '--allowedTools',
+  'Read',
+  '--system-prompt',
+  'You are a test agent. Use the Read tool when asked about a file.',
+];
 
 /** A fresh HOME, the emulator as the API, a dummy key, and everything that would phone home off. */
 function agentEnv(home: string, baseUrl: string): NodeJS.ProcessEnv {
@@ -281,14 +413,26 @@ async function findSession(home: string, sessionId: string): Promise<string | un
 }
 
 function hasToolResult(body: any, text: string): boolean {
-  return Array.isArray(body?.messages) && body.messages.some((message: any) => Array.isArray(message.content) && message.content.some((block: any) => block.type === 'tool_result' && JSON.stringify(block.content).includes(text)));
+  return (
+    Array.isArray(body?.messages) &&
+    body.messages.some(
+      (message: any) =>
+        Array.isArray(message.content) &&
+        message.content.some(
+          (block: any) => block.type === 'tool_result' && JSON.stringify(block.content).includes(text),
+        ),
+    )
+  );
 }
 
 function hasWhitespaceBesideCall(body: any): boolean {
   return (
     Array.isArray(body?.messages) &&
     body.messages.some(
-      (message: any) => Array.isArray(message.content) && message.content.some((block: any) => block.type === 'tool_use') && message.content.some((block: any) => block.type === 'text' && block.text.trim() === ''),
+      (message: any) =>
+        Array.isArray(message.content) &&
+        message.content.some((block: any) => block.type === 'tool_use') &&
+        message.content.some((block: any) => block.type === 'text' && block.text.trim() === ''),
     )
   );
 }
@@ -297,7 +441,10 @@ function hasWhitespaceBesideCall(body: any): boolean {
 function shapeOf(body: any): string {
   if (!Array.isArray(body?.messages)) return 'no messages';
   return body.messages
-    .map((message: any) => `${message.role}[${Array.isArray(message.content) ? message.content.map((block: any) => (block.type === 'text' && block.text.trim() === '' ? 'text(blank)' : block.type)).join(',') : typeof message.content}]`)
+    .map(
+      (message: any) =>
+        `${message.role}[${Array.isArray(message.content) ? message.content.map((block: any) => (block.type === 'text' && block.text.trim() === '' ? 'text(blank)' : block.type)).join(',') : typeof message.content}]`,
+    )
     .join(' ');
 }
 
@@ -306,7 +453,11 @@ function run(command: string, args: string[]): string {
 }
 
 function report(failures: string[]): number {
-  log(failures.length === 0 ? 'e2e:agents: every expectation held' : `e2e:agents: ${failures.length} expectation(s) failed`);
+  log(
+    failures.length === 0
+      ? 'e2e:agents: every expectation held'
+      : `e2e:agents: ${failures.length} expectation(s) failed`,
+  );
   return failures.length === 0 ? 0 : 1;
 }
 

@@ -14,7 +14,8 @@ export function collectIds(messages: readonly Message[], start: number, end: num
 export function reusesIds(messages: readonly Message[], tailStart: number, priorIds: ReadonlySet<string>): boolean {
   if (priorIds.size === 0) return false;
   for (let index = Math.max(0, tailStart); index < messages.length; index += 1) {
-    for (const call of messages[index]!.tool_calls ?? []) if (typeof call?.id === 'string' && priorIds.has(call.id)) return true;
+    for (const call of messages[index]!.tool_calls ?? [])
+      if (typeof call?.id === 'string' && priorIds.has(call.id)) return true;
   }
   return false;
 }

@@ -1,5 +1,5 @@
-import { textOf } from '../core/index.js';
 import type { Message, ProfileName } from '../core/index.js';
+import { textOf } from '../core/index.js';
 import { createTokenEstimator } from '../core/token-estimate.js';
 import { trim } from '../core/trim.js';
 
@@ -32,7 +32,16 @@ const DEFAULT_RESULT_CHARS = 2000;
  * not name one: DeepSeek V3.x and the OpenAI-compatible hosts' current models take 128k, Claude
  * 200k; a local model is assumed small.
  */
-const WINDOWS: Record<ProfileName, number> = { openai: 128_000, deepseek: 128_000, qwen: 128_000, mistral: 128_000, moonshot: 128_000, groq: 128_000, anthropic: 200_000, local: 32_768 };
+const WINDOWS: Record<ProfileName, number> = {
+  openai: 128_000,
+  deepseek: 128_000,
+  qwen: 128_000,
+  mistral: 128_000,
+  moonshot: 128_000,
+  groq: 128_000,
+  anthropic: 200_000,
+  local: 32_768,
+};
 
 export function defaultContextWindow(profile: ProfileName): number {
   return WINDOWS[profile];
@@ -82,7 +91,10 @@ export interface CompactionPlan {
  * (the current turn always stays). `manual` (`/compact`) summarizes even when everything would fit,
  * keeping only the newest turn. Undefined when there is not one whole turn to summarize.
  */
-export function planCompaction(history: readonly Message[], options: { keepTokens: number; charsPerToken: number; manual: boolean }): CompactionPlan | undefined {
+export function planCompaction(
+  history: readonly Message[],
+  options: { keepTokens: number; charsPerToken: number; manual: boolean },
+): CompactionPlan | undefined {
   const { messages: view, start } = compactedView(history);
   const lead = leadLength(history);
   const toHistory = (viewIndex: number): number => (view === history ? viewIndex : start + (viewIndex - lead));
@@ -90,16 +102,21 @@ export function planCompaction(history: readonly Message[], options: { keepToken
   // The first turn of the view after the lead (a previous summary pair counts as part of the past).
   const firstTurn = summarized ? lead + 2 : lead;
   const turnStarts: number[] = [];
-  for (let index = firstTurn; index < view.length; index += 1) if (view[index]?.role === 'user' && !isSummaryMessage(view[index])) turnStarts.push(index);
+  for (let index = firstTurn; index < view.length; index += 1)
+    if (view[index]?.role === 'user' && !isSummaryMessage(view[index])) turnStarts.push(index);
   const newest = turnStarts[turnStarts.length - 1];
   if (newest === undefined) return undefined;
-  const kept = trim(view, { maxTokens: options.keepTokens, estimator: createTokenEstimator({ charsPerToken: options.charsPerToken }) });
+  const kept = trim(view, {
+    maxTokens: options.keepTokens,
+    estimator: createTokenEstimator({ charsPerToken: options.charsPerToken }),
+  });
   // The first message kept verbatim: trim's cut when it fell on a whole turn, else the newest turn's start.
   let cut = newest;
   const firstKept = kept.items[lead];
   if (kept.changed && firstKept !== undefined && firstKept.role === 'user' && !isSummaryMessage(firstKept)) {
     const viewIndex = lead + kept.omitted.length;
-    if (view[viewIndex] === firstKept && kept.omitted.every((index, position) => index === lead + position)) cut = viewIndex;
+    if (view[viewIndex] === firstKept && kept.omitted.every((index, position) => index === lead + position))
+      cut = viewIndex;
   } else if (!kept.changed && !options.manual) {
     return undefined;
   }
@@ -125,7 +142,10 @@ const SUMMARIZER = [
  * characters at message boundaries. Plain text (not the messages themselves) makes the request
  * valid for every provider whatever the history holds, and lets long results be cut short.
  */
-export function transcriptChunks(messages: readonly Message[], options: { chunkChars: number; maxResultChars: number }): string[] {
+export function transcriptChunks(
+  messages: readonly Message[],
+  options: { chunkChars: number; maxResultChars: number },
+): string[] {
   const names = new Map<string, string>();
   const chunks: string[] = [];
   let current = '';
@@ -173,12 +193,20 @@ function cut(text: string, limit: number): string {
 }
 
 /** The messages of one summarizing request: the instructions, then the earlier summary and the next part of the conversation. */
-export function summaryRequestMessages(previous: string | undefined, chunk: string, position: { part: number; parts: number }): Message[] {
-  const intro = previous === undefined || previous === '' ? '' : `Summary of the conversation so far:\n\n${previous}\n\n---\n\n`;
+export function summaryRequestMessages(
+  previous: string | undefined,
+  chunk: string,
+  position: { part: number; parts: number },
+): Message[] {
+  const intro =
+    previous === undefined || previous === '' ? '' : `Summary of the conversation so far:\n\n${previous}\n\n---\n\n`;
   const which = position.parts > 1 ? ` (part ${position.part} of ${position.parts})` : '';
   return [
     { role: 'system', content: SUMMARIZER },
-    { role: 'user', content: `${intro}The conversation to summarize${previous === undefined || previous === '' ? '' : ' next'}${which}:\n\n${chunk}\n\n---\n\nWrite the summary of everything above, as one text that replaces it.` },
+    {
+      role: 'user',
+      content: `${intro}The conversation to summarize${previous === undefined || previous === '' ? '' : ' next'}${which}:\n\n${chunk}\n\n---\n\nWrite the summary of everything above, as one text that replaces it.`,
+    },
   ];
 }
 

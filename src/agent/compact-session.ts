@@ -1,8 +1,15 @@
 import type { Message } from '../core/index.js';
-import { COMPACTION_DEFAULTS, compactedView, planCompaction, summaryPair, summaryRequestMessages, transcriptChunks } from './compact-history.js';
 import type { CompactionOptions } from './compact-history.js';
-import { requestCompletion } from './request-completion.js';
+import {
+  COMPACTION_DEFAULTS,
+  compactedView,
+  planCompaction,
+  summaryPair,
+  summaryRequestMessages,
+  transcriptChunks,
+} from './compact-history.js';
 import type { RequestPath } from './request-completion.js';
+import { requestCompletion } from './request-completion.js';
 import type { AgentEvent } from './types.js';
 
 /** What the compactor needs of the runner it serves. */
@@ -47,9 +54,17 @@ export function createCompactor(host: CompactorHost): Compactor {
       const history = host.history();
       const budget = host.budgetTokens();
       // A window smaller than the fixed part of every request leaves no budget: keep nothing old, never a negative count.
-      const plan = planCompaction(history, { keepTokens: Math.max(0, Math.floor(keep * budget)), charsPerToken: host.charsPerToken(), manual });
+      const plan = planCompaction(history, {
+        keepTokens: Math.max(0, Math.floor(keep * budget)),
+        charsPerToken: host.charsPerToken(),
+        manual,
+      });
       if (plan === undefined) {
-        if (manual) yield { type: 'compaction-failed', message: 'nothing to compact yet: there is no whole turn before the newest one' };
+        if (manual)
+          yield {
+            type: 'compaction-failed',
+            message: 'nothing to compact yet: there is no whole turn before the newest one',
+          };
         return;
       }
       const tokensBefore = host.tokensOf(compactedView(history).messages);
@@ -61,13 +76,21 @@ export function createCompactor(host: CompactorHost): Compactor {
       let summary = plan.previous;
       for (const [index, chunk] of chunks.entries()) {
         const body = host.bodyFor(summaryRequestMessages(summary, chunk, { part: index + 1, parts: chunks.length }));
-        const outcome = yield* requestCompletion(host.path, { signal, quiet: true, prepare: () => ({ body, events: [], context: undefined }), heal: async () => [] });
+        const outcome = yield* requestCompletion(host.path, {
+          signal,
+          quiet: true,
+          prepare: () => ({ body, events: [], context: undefined }),
+          heal: async () => [],
+        });
         if (outcome.kind === 'aborted') {
           yield { type: 'compaction-failed', message: 'aborted; the history is as it was' };
           return;
         }
         if (outcome.kind === 'failed') {
-          yield { type: 'compaction-failed', message: `${outcome.event.type === 'error' ? outcome.event.message : 'the request failed'}; the history is as it was` };
+          yield {
+            type: 'compaction-failed',
+            message: `${outcome.event.type === 'error' ? outcome.event.message : 'the request failed'}; the history is as it was`,
+          };
           return;
         }
         const text = outcome.completion.text.trim();
@@ -78,19 +101,35 @@ export function createCompactor(host: CompactorHost): Compactor {
         summary = text;
       }
       if (summary === undefined) return;
-      const next = [...history.slice(0, plan.cut), ...summaryPair(summary, { from: 0, to: plan.cut }, host.thinking), ...history.slice(plan.cut)];
+      const next = [
+        ...history.slice(0, plan.cut),
+        ...summaryPair(summary, { from: 0, to: plan.cut }, host.thinking),
+        ...history.slice(plan.cut),
+      ];
       const tokensAfter = host.tokensOf(compactedView(next).messages);
       if (tokensAfter >= tokensBefore) {
-        yield { type: 'compaction-failed', message: `the summary is not shorter than the ${covered.length} messages it would replace; the history is as it was` };
+        yield {
+          type: 'compaction-failed',
+          message: `the summary is not shorter than the ${covered.length} messages it would replace; the history is as it was`,
+        };
         return;
       }
       try {
         await host.replace(next);
       } catch (error) {
-        yield { type: 'compaction-failed', message: `${error instanceof Error ? error.message : String(error)}; the history is as it was` };
+        yield {
+          type: 'compaction-failed',
+          message: `${error instanceof Error ? error.message : String(error)}; the history is as it was`,
+        };
         return;
       }
-      yield { type: 'compaction-end', messages: covered.length, tokensBefore, tokensAfter, savedTokens: Math.max(0, tokensBefore - tokensAfter) };
+      yield {
+        type: 'compaction-end',
+        messages: covered.length,
+        tokensBefore,
+        tokensAfter,
+        savedTokens: Math.max(0, tokensBefore - tokensAfter),
+      };
     },
   };
 }

@@ -36,9 +36,11 @@ export function selectWindow(history: readonly Message[], budgetTokens: number, 
   }
   // suffix[i] = chars of history[i..]
   const suffix = new Array<number>(history.length + 1).fill(0);
-  for (let index = history.length - 1; index >= lead; index -= 1) suffix[index] = suffix[index + 1]! + charsOf(history[index]!);
+  for (let index = history.length - 1; index >= lead; index -= 1)
+    suffix[index] = suffix[index + 1]! + charsOf(history[index]!);
   const fits = (chars: number): boolean => tokens(chars) <= budgetTokens;
-  if (fits(leadChars + suffix[lead]!)) return { messages: history as Message[], omitted: 0, estimatedTokens: tokens(leadChars + suffix[lead]!) };
+  if (fits(leadChars + suffix[lead]!))
+    return { messages: history as Message[], omitted: 0, estimatedTokens: tokens(leadChars + suffix[lead]!) };
 
   let lastUser = -1;
   for (let index = history.length - 1; index >= lead; index -= 1) {
@@ -49,9 +51,11 @@ export function selectWindow(history: readonly Message[], budgetTokens: number, 
   }
   for (let index = lead + 1; index <= lastUser; index += 1) {
     if (history[index]?.role !== 'user') continue;
-    if (fits(leadChars + suffix[index]!)) return window(history, lead, [[index, history.length]], tokens(leadChars + suffix[index]!));
+    if (fits(leadChars + suffix[index]!))
+      return window(history, lead, [[index, history.length]], tokens(leadChars + suffix[index]!));
   }
-  if (lastUser < 0) return { messages: history as Message[], omitted: 0, estimatedTokens: tokens(leadChars + suffix[lead]!) };
+  if (lastUser < 0)
+    return { messages: history as Message[], omitted: 0, estimatedTokens: tokens(leadChars + suffix[lead]!) };
   // The current turn alone is too big: keep its user message, drop its oldest steps.
   const userChars = charsOf(history[lastUser]!);
   let lastStart = -1;
@@ -61,10 +65,23 @@ export function selectWindow(history: readonly Message[], budgetTokens: number, 
     if (fits(leadChars + userChars + suffix[index]!)) break;
   }
   if (lastStart < 0) return window(history, lead, [[lastUser, history.length]], tokens(leadChars + suffix[lastUser]!));
-  return window(history, lead, [[lastUser, lastUser + 1], [lastStart, history.length]], tokens(leadChars + userChars + suffix[lastStart]!));
+  return window(
+    history,
+    lead,
+    [
+      [lastUser, lastUser + 1],
+      [lastStart, history.length],
+    ],
+    tokens(leadChars + userChars + suffix[lastStart]!),
+  );
 }
 
-function window(history: readonly Message[], lead: number, ranges: [number, number][], estimatedTokens: number): RequestWindow {
+function window(
+  history: readonly Message[],
+  lead: number,
+  ranges: [number, number][],
+  estimatedTokens: number,
+): RequestWindow {
   const messages = history.slice(0, lead);
   for (const [start, end] of ranges) for (let index = start; index < end; index += 1) messages.push(history[index]!);
   return { messages, omitted: history.length - messages.length, estimatedTokens };

@@ -1,21 +1,28 @@
-import { getProfile, repair } from '../core/index.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Change, Message } from '../core/index.js';
-import { collectIds, reusesIds } from './call-ids.js';
-import { charsOf, selectWindow } from './context-window.js';
-import type { RequestWindow } from './context-window.js';
-import { CANCELLED, startToolBlock, toolMessages } from './run-tool-block.js';
-import type { ToolOutcome } from './run-tool-block.js';
-import { createMemoryStore } from '../session/index.js';
+import { getProfile, repair } from '../core/index.js';
 import type { SessionProblem } from '../session/index.js';
-import { requestCompletion } from './request-completion.js';
-import type { RequestPath } from './request-completion.js';
+import { createMemoryStore } from '../session/index.js';
+import { collectIds, reusesIds } from './call-ids.js';
 import { compactedView, compactionThreshold, defaultContextWindow } from './compact-history.js';
 import { createCompactor } from './compact-session.js';
+import type { RequestWindow } from './context-window.js';
+import { charsOf, selectWindow } from './context-window.js';
+import type { RequestPath } from './request-completion.js';
+import { requestCompletion } from './request-completion.js';
+import type { ToolOutcome } from './run-tool-block.js';
+import { CANCELLED, startToolBlock, toolMessages } from './run-tool-block.js';
 import { lastUserIndex, loopHint, toAssistantMessage, withSystemPrompt } from './turn-messages.js';
 import type { Agent, AgentEvent, AgentOptions, Tool } from './types.js';
-import { setTimeout as delay } from 'node:timers/promises';
 
-const DEFAULTS = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000, idleTimeoutMs: 120_000, maxSteps: 64, hintAfterFailures: 3 };
+const DEFAULTS = {
+  maxRetries: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+  idleTimeoutMs: 120_000,
+  maxSteps: 64,
+  hintAfterFailures: 3,
+};
 
 type Usage = { promptTokens: number; completionTokens: number };
 
@@ -35,12 +42,23 @@ export function createAgent(options: AgentOptions): Agent {
   const repairOptions = { profile, model: options.model, thinking, foldRepeatedUserMessages: false } as const;
   const store = options.session ?? createMemoryStore();
   const tools = new Map<string, Tool>((options.tools ?? []).map((tool) => [tool.name, tool]));
-  const wireTools = tools.size === 0 ? undefined : [...tools.values()].map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
-  const fixedChars = (options.systemPrompt?.length ?? 0) + (wireTools === undefined ? 0 : JSON.stringify(wireTools).length);
+  const wireTools =
+    tools.size === 0
+      ? undefined
+      : [...tools.values()].map((tool) => ({
+          type: 'function',
+          function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+        }));
+  const fixedChars =
+    (options.systemPrompt?.length ?? 0) + (wireTools === undefined ? 0 : JSON.stringify(wireTools).length);
   const url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`;
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const stream = options.stream ?? true;
-  const retry = { maxRetries: options.retry?.maxRetries ?? DEFAULTS.maxRetries, baseDelayMs: options.retry?.baseDelayMs ?? DEFAULTS.baseDelayMs, maxDelayMs: options.retry?.maxDelayMs ?? DEFAULTS.maxDelayMs };
+  const retry = {
+    maxRetries: options.retry?.maxRetries ?? DEFAULTS.maxRetries,
+    baseDelayMs: options.retry?.baseDelayMs ?? DEFAULTS.baseDelayMs,
+    maxDelayMs: options.retry?.maxDelayMs ?? DEFAULTS.maxDelayMs,
+  };
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs;
   const maxSteps = options.maxSteps ?? DEFAULTS.maxSteps;
   const hintAfterFailures = options.hintAfterFailures ?? DEFAULTS.hintAfterFailures;
@@ -77,7 +95,9 @@ export function createAgent(options: AgentOptions): Agent {
       if (!rewrite && store.append !== undefined) await store.append(history.slice(persisted));
       else await store.save(history);
     } catch (error) {
-      throw new Error(`could not save the session: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new Error(`could not save the session: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
     }
     persisted = history.length;
     rewrite = false;
@@ -132,7 +152,12 @@ export function createAgent(options: AgentOptions): Agent {
     const full = repair(history, { ...repairOptions, scope: 'request' });
     adopt(full);
     const tailStart = lastUserIndex(history);
-    verified = { array: history, length: history.length, priorIds: collectIds(history, 0, Math.max(0, tailStart)), tailStart };
+    verified = {
+      array: history,
+      length: history.length,
+      priorIds: collectIds(history, 0, Math.max(0, tailStart)),
+      tailStart,
+    };
     return full;
   }
 
@@ -167,7 +192,8 @@ export function createAgent(options: AgentOptions): Agent {
     bodyFor: (messages) => {
       const body: Record<string, unknown> = { model: options.model, messages, stream };
       if (stream) body['stream_options'] = { include_usage: true };
-      if (profile === 'deepseek' && options.thinking !== undefined) body['thinking'] = { type: thinking ? 'enabled' : 'disabled' };
+      if (profile === 'deepseek' && options.thinking !== undefined)
+        body['thinking'] = { type: thinking ? 'enabled' : 'disabled' };
       return body;
     },
     budgetTokens,
@@ -181,7 +207,12 @@ export function createAgent(options: AgentOptions): Agent {
     threshold: compactionThreshold(profile, options.compaction === false ? undefined : options.compaction),
     options: options.compaction === false ? {} : (options.compaction ?? {}),
   });
-  const compaction = { enabled: options.contextWindow !== undefined && options.compaction !== false, auto: false, wanted: () => compactor.wanted(), run: compactor.run };
+  const compaction = {
+    enabled: options.contextWindow !== undefined && options.compaction !== false,
+    auto: false,
+    wanted: () => compactor.wanted(),
+    run: compactor.run,
+  };
 
   function requestBody(messages: readonly Message[]): Record<string, unknown> {
     const body: Record<string, unknown> = {
@@ -191,14 +222,16 @@ export function createAgent(options: AgentOptions): Agent {
     };
     if (stream) body['stream_options'] = { include_usage: true };
     if (wireTools !== undefined) body['tools'] = wireTools;
-    if (profile === 'deepseek' && options.thinking !== undefined) body['thinking'] = { type: thinking ? 'enabled' : 'disabled' };
+    if (profile === 'deepseek' && options.thinking !== undefined)
+      body['thinking'] = { type: thinking ? 'enabled' : 'disabled' };
     return body;
   }
 
   async function* turn(text: string, signal: AbortSignal): AsyncGenerator<AgentEvent> {
     const usage: Usage = { promptTokens: 0, completionTokens: 0 };
     let sawUsage = false;
-    const end = (reason: 'stop' | 'error' | 'aborted'): AgentEvent => (sawUsage ? { type: 'turn-end', reason, usage: { ...usage } } : { type: 'turn-end', reason });
+    const end = (reason: 'stop' | 'error' | 'aborted'): AgentEvent =>
+      sawUsage ? { type: 'turn-end', reason, usage: { ...usage } } : { type: 'turn-end', reason };
 
     const firstOpen = opening === undefined;
     const opened = await open();
@@ -237,7 +270,14 @@ export function createAgent(options: AgentOptions): Agent {
         signal,
         prepare: () => {
           const view = windowFor();
-          return { body: requestBody(view.messages), events: view.omitted > 0 ? [{ type: 'compact', omittedMessages: view.omitted, estimatedTokens: view.estimatedTokens }] : [], context: view };
+          return {
+            body: requestBody(view.messages),
+            events:
+              view.omitted > 0
+                ? [{ type: 'compact', omittedMessages: view.omitted, estimatedTokens: view.estimatedTokens }]
+                : [],
+            context: view,
+          };
         },
         heal: async () => {
           const strongest = repair(history, { ...repairOptions, scope: 'request', level: 'strongest' });
@@ -250,7 +290,18 @@ export function createAgent(options: AgentOptions): Agent {
         // The answer the user saw stays in the history, marked; its unfinished tool calls do not
         // (a call without its result would be a broken history).
         if (outcome.partial.text.trim() !== '') {
-          history.push(toAssistantMessage({ text: `${outcome.partial.text}${INTERRUPTED}`, reasoning: outcome.partial.reasoning, toolCalls: [], finishReason: undefined, usage: undefined }, thinking));
+          history.push(
+            toAssistantMessage(
+              {
+                text: `${outcome.partial.text}${INTERRUPTED}`,
+                reasoning: outcome.partial.reasoning,
+                toolCalls: [],
+                finishReason: undefined,
+                usage: undefined,
+              },
+              thinking,
+            ),
+          );
           await persist();
         }
         yield end('aborted');
@@ -280,12 +331,24 @@ export function createAgent(options: AgentOptions): Agent {
 
       const pending = startToolBlock(calls, tools, signal);
       openBlock = { pending };
-      for (const call of calls) yield { type: 'tool-call-start', id: String(call.id), name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' };
+      for (const call of calls)
+        yield {
+          type: 'tool-call-start',
+          id: String(call.id),
+          name: call.function?.name ?? '',
+          arguments: call.function?.arguments ?? '',
+        };
       const outcomes: ToolOutcome[] = [];
       for (const result of pending) {
         const outcome = await result;
         outcomes.push(outcome);
-        yield { type: 'tool-call-end', id: outcome.id, name: outcome.name, result: outcome.result, isError: outcome.isError };
+        yield {
+          type: 'tool-call-end',
+          id: outcome.id,
+          name: outcome.name,
+          result: outcome.result,
+          isError: outcome.isError,
+        };
       }
       openBlock = undefined;
       history.push(...toolMessages(outcomes));

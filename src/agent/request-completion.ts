@@ -1,10 +1,10 @@
-import { classifyError, isPairingRule } from '../core/index.js';
 import type { ErrorClassification } from '../core/index.js';
-import { streamCompletion } from './stream-completion.js';
+import { classifyError, isPairingRule } from '../core/index.js';
 import type { Completion } from './stream-completion.js';
+import { streamCompletion } from './stream-completion.js';
 import type { AgentEvent } from './types.js';
-import { WireError, describeFailure, errorText, isTransient } from './wire-error.js';
 import type { WireFailure } from './wire-error.js';
+import { describeFailure, errorText, isTransient, WireError } from './wire-error.js';
 
 export interface RequestPath {
   url: string;
@@ -34,7 +34,10 @@ export interface PartialAnswer {
   reasoning: string;
 }
 
-export type CompletionOutcome<C> = { kind: 'done'; completion: Completion; context: C } | { kind: 'aborted'; partial: PartialAnswer } | { kind: 'failed'; event: AgentEvent };
+export type CompletionOutcome<C> =
+  | { kind: 'done'; completion: Completion; context: C }
+  | { kind: 'aborted'; partial: PartialAnswer }
+  | { kind: 'failed'; event: AgentEvent };
 
 /**
  * One model request as the runner makes it: transient failures (429, 5xx, network, stall) retried
@@ -42,7 +45,10 @@ export type CompletionOutcome<C> = { kind: 'done'; completion: Completion; conte
  * the deltas and the retry/repair events as they happen and returns how it ended; never throws for
  * a wire failure.
  */
-export async function* requestCompletion<C>(path: RequestPath, attempts: CompletionAttempts<C>): AsyncGenerator<AgentEvent, CompletionOutcome<C>> {
+export async function* requestCompletion<C>(
+  path: RequestPath,
+  attempts: CompletionAttempts<C>,
+): AsyncGenerator<AgentEvent, CompletionOutcome<C>> {
   const { signal } = attempts;
   let healed = false;
   let attempt = 0;
@@ -52,7 +58,14 @@ export async function* requestCompletion<C>(path: RequestPath, attempts: Complet
     let completion: Completion | undefined;
     let failure: WireFailure | undefined;
     const partial: PartialAnswer = { text: '', reasoning: '' };
-    const request = streamCompletion({ url: path.url, apiKey: path.apiKey, body, fetch: path.fetch, signal, idleTimeoutMs: path.idleTimeoutMs });
+    const request = streamCompletion({
+      url: path.url,
+      apiKey: path.apiKey,
+      body,
+      fetch: path.fetch,
+      signal,
+      idleTimeoutMs: path.idleTimeoutMs,
+    });
     try {
       for (;;) {
         const next = await request.next();
@@ -61,10 +74,16 @@ export async function* requestCompletion<C>(path: RequestPath, attempts: Complet
           break;
         }
         partial[next.value.type === 'text' ? 'text' : 'reasoning'] += next.value.text;
-        if (attempts.quiet !== true) yield next.value.type === 'text' ? { type: 'text-delta', text: next.value.text } : { type: 'reasoning-delta', text: next.value.text };
+        if (attempts.quiet !== true)
+          yield next.value.type === 'text'
+            ? { type: 'text-delta', text: next.value.text }
+            : { type: 'reasoning-delta', text: next.value.text };
       }
     } catch (error) {
-      failure = error instanceof WireError ? error.failure : { kind: 'protocol', detail: error instanceof Error ? error.message : String(error) };
+      failure =
+        error instanceof WireError
+          ? error.failure
+          : { kind: 'protocol', detail: error instanceof Error ? error.message : String(error) };
     } finally {
       await request.return(undefined as never);
     }
@@ -74,12 +93,23 @@ export async function* requestCompletion<C>(path: RequestPath, attempts: Complet
     if (classified !== undefined && isPairingRule(classified.rule) && !healed) {
       healed = true;
       yield* await attempts.heal(classified.rule);
-      yield { type: 'retry', reason: `the provider rejected the history (${classified.rule}); repaired it, retrying once`, attempt: 1, delayMs: 0 };
+      yield {
+        type: 'retry',
+        reason: `the provider rejected the history (${classified.rule}); repaired it, retrying once`,
+        attempt: 1,
+        delayMs: 0,
+      };
       continue;
     }
     if (classified === undefined && isTransient(failure) && attempt < path.retry.maxRetries) {
       attempt += 1;
-      const delayMs = Math.min(path.retry.maxDelayMs, Math.max(failure.kind === 'http' ? (failure.retryAfterMs ?? 0) : 0, path.retry.baseDelayMs * 2 ** (attempt - 1)));
+      const delayMs = Math.min(
+        path.retry.maxDelayMs,
+        Math.max(
+          failure.kind === 'http' ? (failure.retryAfterMs ?? 0) : 0,
+          path.retry.baseDelayMs * 2 ** (attempt - 1),
+        ),
+      );
       yield { type: 'retry', reason: describeFailure(failure), attempt, delayMs };
       try {
         await path.sleep(delayMs, signal);
@@ -92,10 +122,28 @@ export async function* requestCompletion<C>(path: RequestPath, attempts: Complet
   }
 }
 
-function failureEvent(failure: WireFailure, classified: ErrorClassification | undefined, healed: boolean, attempts: number): AgentEvent {
-  if (failure.kind !== 'http') return { type: 'error', message: `${describeFailure(failure)}${attempts > 0 ? ` (gave up after ${attempts} retries)` : ''}` };
-  const prefix = classified !== undefined && healed ? 'the provider still rejects the history after a repair and one retry' : attempts > 0 ? `the provider kept failing (gave up after ${attempts} retries)` : 'the provider rejected the request';
-  const event: AgentEvent = { type: 'error', message: `${prefix}: HTTP ${failure.status}: ${errorText(failure.body)}`, status: failure.status };
+function failureEvent(
+  failure: WireFailure,
+  classified: ErrorClassification | undefined,
+  healed: boolean,
+  attempts: number,
+): AgentEvent {
+  if (failure.kind !== 'http')
+    return {
+      type: 'error',
+      message: `${describeFailure(failure)}${attempts > 0 ? ` (gave up after ${attempts} retries)` : ''}`,
+    };
+  const prefix =
+    classified !== undefined && healed
+      ? 'the provider still rejects the history after a repair and one retry'
+      : attempts > 0
+        ? `the provider kept failing (gave up after ${attempts} retries)`
+        : 'the provider rejected the request';
+  const event: AgentEvent = {
+    type: 'error',
+    message: `${prefix}: HTTP ${failure.status}: ${errorText(failure.body)}`,
+    status: failure.status,
+  };
   if (classified !== undefined) event.rule = classified.rule;
   return event;
 }

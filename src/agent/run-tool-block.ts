@@ -22,7 +22,11 @@ export const CANCELLED = 'cancelled: the turn was aborted before this tool call 
  * aborted never starts. Never rejects. The promises come back in call order, one per call, so the
  * caller can report each call before any of them finishes.
  */
-export function startToolBlock(calls: readonly ToolCall[], tools: ReadonlyMap<string, Tool>, signal: AbortSignal): Promise<ToolOutcome>[] {
+export function startToolBlock(
+  calls: readonly ToolCall[],
+  tools: ReadonlyMap<string, Tool>,
+  signal: AbortSignal,
+): Promise<ToolOutcome>[] {
   // One abort listener for the whole block, however many calls it has (a listener per call made
   // Node print MaxListenersExceededWarning after ten calls in one block).
   let stopListening = (): void => undefined;
@@ -71,18 +75,31 @@ function declaresReadOnly(tool: Tool): boolean {
   }
 }
 
-async function runCall(tool: Tool | undefined, name: string, args: string, tools: ReadonlyMap<string, Tool>, signal: AbortSignal, outcome: (result: string, isError: boolean) => ToolOutcome): Promise<ToolOutcome> {
+async function runCall(
+  tool: Tool | undefined,
+  name: string,
+  args: string,
+  tools: ReadonlyMap<string, Tool>,
+  signal: AbortSignal,
+  outcome: (result: string, isError: boolean) => ToolOutcome,
+): Promise<ToolOutcome> {
   if (signal.aborted) return outcome(CANCELLED, true);
   try {
     if (tool === undefined) {
       const known = [...tools.keys()];
-      return outcome(`Error: unknown tool "${name}"${known.length === 0 ? ' (no tools are available)' : ` (available: ${known.join(', ')})`}`, true);
+      return outcome(
+        `Error: unknown tool "${name}"${known.length === 0 ? ' (no tools are available)' : ` (available: ${known.join(', ')})`}`,
+        true,
+      );
     }
     let parsed: unknown;
     try {
       parsed = args.trim() === '' ? {} : JSON.parse(args);
     } catch (error) {
-      return outcome(`Error: the arguments are not valid JSON (${(error as Error).message}); the tool was not run`, true);
+      return outcome(
+        `Error: the arguments are not valid JSON (${(error as Error).message}); the tool was not run`,
+        true,
+      );
     }
     const result: unknown = await tool.run(parsed, { signal });
     return outcome(typeof result === 'string' ? result : (JSON.stringify(result) ?? String(result)), false);

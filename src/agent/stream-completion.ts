@@ -1,7 +1,7 @@
-import { createParser } from 'eventsource-parser';
 import type { EventSourceMessage } from 'eventsource-parser';
+import { createParser } from 'eventsource-parser';
 import type { Message, ToolCall } from '../core/index.js';
-import { WireError, isPermanentConnectFailure, parseRetryAfter } from './wire-error.js';
+import { isPermanentConnectFailure, parseRetryAfter, WireError } from './wire-error.js';
 
 export interface CompletionRequest {
   url: string;
@@ -46,7 +46,11 @@ export async function* streamCompletion(request: CompletionRequest): AsyncGenera
     if (error instanceof WireError) return error;
     if (request.signal.aborted) return new WireError({ kind: 'aborted' });
     if (timedOut) return new WireError({ kind: 'timeout', detail: `no data for ${request.idleTimeoutMs} ms` });
-    return new WireError(isPermanentConnectFailure(error, request.url) ? { kind: 'network', detail: causeText(error), permanent: true } : { kind: 'network', detail: causeText(error) });
+    return new WireError(
+      isPermanentConnectFailure(error, request.url)
+        ? { kind: 'network', detail: causeText(error), permanent: true }
+        : { kind: 'network', detail: causeText(error) },
+    );
   };
   arm();
   try {
@@ -54,7 +58,11 @@ export async function* streamCompletion(request: CompletionRequest): AsyncGenera
     try {
       response = await request.fetch(request.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: request.body['stream'] === true ? 'text/event-stream' : 'application/json', authorization: `Bearer ${request.apiKey}` },
+        headers: {
+          'content-type': 'application/json',
+          accept: request.body['stream'] === true ? 'text/event-stream' : 'application/json',
+          authorization: `Bearer ${request.apiKey}`,
+        },
         body: JSON.stringify(request.body),
         signal: controller.signal,
       });
@@ -69,12 +77,19 @@ export async function* streamCompletion(request: CompletionRequest): AsyncGenera
       } catch (error) {
         throw fail(error);
       }
-      const failure: { kind: 'http'; status: number; body: unknown; retryAfterMs?: number } = { kind: 'http', status: response.status, body: parseMaybe(text) };
+      const failure: { kind: 'http'; status: number; body: unknown; retryAfterMs?: number } = {
+        kind: 'http',
+        status: response.status,
+        body: parseMaybe(text),
+      };
       const retryAfter = parseRetryAfter(response.headers.get('retry-after'), Date.now());
       if (retryAfter !== undefined) failure.retryAfterMs = retryAfter;
       throw new WireError(failure);
     }
-    if (request.body['stream'] !== true || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    if (
+      request.body['stream'] !== true ||
+      !(response.headers.get('content-type') ?? '').includes('text/event-stream')
+    ) {
       let text: string;
       try {
         text = await response.text();
@@ -82,7 +97,8 @@ export async function* streamCompletion(request: CompletionRequest): AsyncGenera
         throw fail(error);
       }
       const completion = fromCompletionBody(parseMaybe(text));
-      if (completion.reasoning !== undefined && completion.reasoning !== '') yield { type: 'reasoning', text: completion.reasoning };
+      if (completion.reasoning !== undefined && completion.reasoning !== '')
+        yield { type: 'reasoning', text: completion.reasoning };
       if (completion.text !== '') yield { type: 'text', text: completion.text };
       return completion;
     }
@@ -94,8 +110,19 @@ export async function* streamCompletion(request: CompletionRequest): AsyncGenera
   }
 }
 
-async function* readStream(response: Response, arm: () => void, fail: (error: unknown) => WireError, signal: AbortSignal): AsyncGenerator<CompletionDelta, Completion> {
-  const completion: Completion = { text: '', reasoning: undefined, toolCalls: [], finishReason: undefined, usage: undefined };
+async function* readStream(
+  response: Response,
+  arm: () => void,
+  fail: (error: unknown) => WireError,
+  signal: AbortSignal,
+): AsyncGenerator<CompletionDelta, Completion> {
+  const completion: Completion = {
+    text: '',
+    reasoning: undefined,
+    toolCalls: [],
+    finishReason: undefined,
+    usage: undefined,
+  };
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (event) => pending.push(event) });
   const decoder = new TextDecoder();
@@ -133,26 +160,35 @@ async function* readStream(response: Response, arm: () => void, fail: (error: un
     signal.removeEventListener('abort', onAbort);
     reader.cancel().catch(() => undefined);
   }
-  if (!done && completion.finishReason === undefined) throw new WireError({ kind: 'network', detail: 'the stream ended before the answer was complete' });
+  if (!done && completion.finishReason === undefined)
+    throw new WireError({ kind: 'network', detail: 'the stream ended before the answer was complete' });
   return completion;
 }
 
 /** Folds one `chat.completion.chunk` into the answer; returns the text it added. */
 function applyChunk(completion: Completion, chunk: unknown): { text: string; reasoning: string } {
-  if (chunk === null || typeof chunk !== 'object') throw new WireError({ kind: 'protocol', detail: 'an SSE event that is not a JSON object' });
+  if (chunk === null || typeof chunk !== 'object')
+    throw new WireError({ kind: 'protocol', detail: 'an SSE event that is not a JSON object' });
   const record = chunk as { error?: unknown; choices?: unknown; usage?: unknown };
   if (record.error !== undefined) throw new WireError({ kind: 'http', status: 500, body: { error: record.error } });
   readUsage(completion, record.usage);
-  const choice = Array.isArray(record.choices) ? (record.choices[0] as { delta?: Record<string, unknown>; finish_reason?: unknown } | undefined) : undefined;
+  const choice = Array.isArray(record.choices)
+    ? (record.choices[0] as { delta?: Record<string, unknown>; finish_reason?: unknown } | undefined)
+    : undefined;
   if (choice === undefined) return { text: '', reasoning: '' };
   if (typeof choice.finish_reason === 'string') completion.finishReason = choice.finish_reason;
   const delta = choice.delta ?? {};
   const text = typeof delta['content'] === 'string' ? delta['content'] : '';
   const reasoning = typeof delta['reasoning_content'] === 'string' ? delta['reasoning_content'] : '';
   completion.text += text;
-  if (reasoning !== '' || (typeof delta['reasoning_content'] === 'string' && completion.reasoning === undefined)) completion.reasoning = (completion.reasoning ?? '') + reasoning;
+  if (reasoning !== '' || (typeof delta['reasoning_content'] === 'string' && completion.reasoning === undefined))
+    completion.reasoning = (completion.reasoning ?? '') + reasoning;
   if (Array.isArray(delta['tool_calls'])) {
-    for (const part of delta['tool_calls'] as { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]) {
+    for (const part of delta['tool_calls'] as {
+      index?: unknown;
+      id?: unknown;
+      function?: { name?: unknown; arguments?: unknown };
+    }[]) {
       const index = typeof part.index === 'number' ? part.index : completion.toolCalls.length;
       const call = (completion.toolCalls[index] ??= { id: undefined, name: '', arguments: '' });
       if (typeof part.id === 'string' && part.id !== '') call.id = part.id;
@@ -166,7 +202,8 @@ function applyChunk(completion: Completion, chunk: unknown): { text: string; rea
 function fromCompletionBody(body: unknown): Completion {
   const choice = (body as { choices?: { message?: Message; finish_reason?: unknown }[] } | null)?.choices?.[0];
   const message = choice?.message;
-  if (message === undefined || message === null || typeof message !== 'object') throw new WireError({ kind: 'protocol', detail: 'the answer has no choices[0].message' });
+  if (message === undefined || message === null || typeof message !== 'object')
+    throw new WireError({ kind: 'protocol', detail: 'the answer has no choices[0].message' });
   const completion: Completion = {
     text: typeof message.content === 'string' ? message.content : '',
     reasoning: typeof message.reasoning_content === 'string' ? message.reasoning_content : undefined,

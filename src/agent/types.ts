@@ -1,5 +1,4 @@
-import type { Message } from '../core/index.js';
-import type { Change, ProfileName, RuleId } from '../core/index.js';
+import type { Change, Message, ProfileName, RuleId } from '../core/index.js';
 import type { SessionProblem, SessionStore } from '../session/index.js';
 import type { CompactionOptions } from './compact-history.js';
 
@@ -93,4 +92,8 @@ export type AgentEvent =
   | { type: 'tool-call-end'; id: string; name: string; result: string; isError: boolean }
   | { type: 'retry'; reason: string; attempt: number; delayMs: number }
   | { type: 'error'; message: string; rule?: RuleId; status?: number }
-  | { type: 'turn-end'; reason: 'stop' | 'error' | 'aborted'; usage?: { promptTokens: number; completionTokens: number } };
+  | {
+      type: 'turn-end';
+      reason: 'stop' | 'error' | 'aborted';
+      usage?: { promptTokens: number; completionTokens: number };
+    };

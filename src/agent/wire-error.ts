@@ -75,7 +75,11 @@ export function errorText(body: unknown): string {
   if (body !== null && typeof body === 'object') {
     const record = body as { error?: unknown; message?: unknown };
     if (typeof record.error === 'string') return record.error;
-    if (record.error !== null && typeof record.error === 'object' && typeof (record.error as { message?: unknown }).message === 'string') {
+    if (
+      record.error !== null &&
+      typeof record.error === 'object' &&
+      typeof (record.error as { message?: unknown }).message === 'string'
+    ) {
       return (record.error as { message: string }).message;
     }
     if (typeof record.message === 'string') return record.message;

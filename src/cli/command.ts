@@ -10,7 +10,10 @@ export interface Command {
   options: NonNullable<ParseArgsConfig['options']>;
   /** One line per option, keyed by option name. */
   optionHelp: Record<string, string>;
-  run(input: { values: Record<string, string | boolean | string[] | boolean[] | undefined>; positionals: string[] }, io: Io): Promise<number>;
+  run(
+    input: { values: Record<string, string | boolean | string[] | boolean[] | undefined>; positionals: string[] },
+    io: Io,
+  ): Promise<number>;
 }
 
 /** Exit codes shared by every command. */

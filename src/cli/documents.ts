@@ -4,7 +4,13 @@ import type { FormatName } from '../core/formats/format-types.js';
 import { fromGeminiContents } from '../core/formats/gemini-contents.js';
 import { fromResponsesInput } from '../core/formats/responses-input.js';
 import { isMessage, type Message } from '../core/messages.js';
-import { createTranscriptStore, formatJournal, formatTranscript, parseJournal, type SessionProblem } from '../session/index.js';
+import {
+  createTranscriptStore,
+  formatJournal,
+  formatTranscript,
+  parseJournal,
+  type SessionProblem,
+} from '../session/index.js';
 import type { Io } from './io.js';
 import { findJsonErrorOffset, lineAndColumn } from './json-error-offset.js';
 import { decodeInput, readInputBytes } from './read-input.js';
@@ -46,7 +52,16 @@ export async function readDocument(file: string, io: Io): Promise<HistoryDocumen
     // Through the store, so a long session's declared segment files are read too (and nothing else).
     // Its markers carry the messages; the readable text is only printed back when nothing changed.
     const loaded = await createTranscriptStore(file).load();
-    return { file, format: 'markdown', wire: 'openai-chat', messages: loaded.messages, problems: loaded.problems, text: bytes.toString('utf8'), bytes, indent: 0 };
+    return {
+      file,
+      format: 'markdown',
+      wire: 'openai-chat',
+      messages: loaded.messages,
+      problems: loaded.problems,
+      text: bytes.toString('utf8'),
+      bytes,
+      indent: 0,
+    };
   }
   const { text, bom } = decodeInput(bytes, file);
   const document = { ...readJsonDocument(file, text), bytes };
@@ -57,12 +72,26 @@ export async function readDocument(file: string, io: Io): Promise<HistoryDocumen
 function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'bytes'> {
   if (/\.jsonl$/i.test(file)) return fromJsonl(file, text);
   const trimmed = text.trimStart();
-  if (trimmed === '') throw new UnstuckError('INPUT_INVALID', 'empty input: expected a JSON array of messages, a request body with "messages", or JSONL', { file, position: '1:1' });
+  if (trimmed === '')
+    throw new UnstuckError(
+      'INPUT_INVALID',
+      'empty input: expected a JSON array of messages, a request body with "messages", or JSONL',
+      { file, position: '1:1' },
+    );
   if (trimmed.startsWith('[')) {
     const value = parseJson(text, file);
     const wire = Array.isArray(value) ? detectWire(value, undefined) : 'openai-chat';
-    if (wire !== 'openai-chat') return nativeDocument({ file, format: 'json-array', text, indent: detectIndent(text) }, wire, value as unknown[]);
-    return { file, format: 'json-array', wire, messages: asMessages(value, file, ''), problems: [], text, indent: detectIndent(text) };
+    if (wire !== 'openai-chat')
+      return nativeDocument({ file, format: 'json-array', text, indent: detectIndent(text) }, wire, value as unknown[]);
+    return {
+      file,
+      format: 'json-array',
+      wire,
+      messages: asMessages(value, file, ''),
+      problems: [],
+      text,
+      indent: detectIndent(text),
+    };
   }
   // An object: a request body, or the first line of JSONL.
   let value: unknown;
@@ -74,23 +103,55 @@ function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'by
   }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const body = value as Record<string, unknown>;
-    const key = Array.isArray(body['messages']) ? 'messages' : Array.isArray(body['contents']) ? 'contents' : Array.isArray(body['input']) ? 'input' : undefined;
+    const key = Array.isArray(body['messages'])
+      ? 'messages'
+      : Array.isArray(body['contents'])
+        ? 'contents'
+        : Array.isArray(body['input'])
+          ? 'input'
+          : undefined;
     if (key !== undefined) {
       const history = body[key] as unknown[];
-      const wire: Wire = key === 'contents' ? 'gemini-contents' : key === 'input' ? 'responses-input' : detectWire(history, body);
+      const wire: Wire =
+        key === 'contents' ? 'gemini-contents' : key === 'input' ? 'responses-input' : detectWire(history, body);
       const base = { file, format: 'request-body' as const, text, body, key, indent: detectIndent(text) };
       if (wire !== 'openai-chat') return nativeDocument(base, wire, history);
       return { ...base, wire, messages: asMessages(history, file, 'messages'), problems: [] };
     }
   }
   if (isMessage(value)) return fromJsonl(file, text);
-  throw new UnstuckError('INPUT_INVALID', 'expected a JSON array of messages, a request body with a "messages", "contents" or "input" array, or JSONL with one message a line', { file, position: '1:1' });
+  throw new UnstuckError(
+    'INPUT_INVALID',
+    'expected a JSON array of messages, a request body with a "messages", "contents" or "input" array, or JSONL with one message a line',
+    { file, position: '1:1' },
+  );
 }
 
-const RESPONSES_ITEM_TYPES = new Set(['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference', 'custom_tool_call', 'custom_tool_call_output', 'computer_call', 'computer_call_output', 'web_search_call', 'file_search_call', 'local_shell_call', 'local_shell_call_output', 'mcp_call', 'mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response', 'image_generation_call', 'code_interpreter_call']);
+const RESPONSES_ITEM_TYPES = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'reasoning',
+  'item_reference',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'computer_call',
+  'computer_call_output',
+  'web_search_call',
+  'file_search_call',
+  'local_shell_call',
+  'local_shell_call_output',
+  'mcp_call',
+  'mcp_list_tools',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'image_generation_call',
+  'code_interpreter_call',
+]);
 const ANTHROPIC_BLOCK_TYPES = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * Which wire a history array is in. Gemini: contents with `parts` (and no `content`). Responses: items carry a
@@ -102,16 +163,40 @@ export function detectWire(history: readonly unknown[], body: Record<string, unk
   if (history.length === 0) return 'openai-chat';
   const records = history.filter(isRecord);
   // Elements that are not objects at all do not decide the wire: the format's check names them.
-  if (records.some((element) => Array.isArray(element['parts'])) && !records.some((element) => 'content' in element || 'type' in element)) return 'gemini-contents';
-  if (records.some((element) => typeof element['type'] === 'string' && RESPONSES_ITEM_TYPES.has(element['type'])) && records.every((element) => typeof element['type'] === 'string' || typeof element['role'] === 'string') && !records.some(hasAnthropicBlocks)) return 'responses-input';
-  const plainRoles = records.every((element) => (element['role'] === 'user' || element['role'] === 'assistant') && !('tool_calls' in element) && !('tool_call_id' in element));
-  if (plainRoles && records.length > 0 && (records.some(hasAnthropicBlocks) || (body !== undefined && 'system' in body))) return 'anthropic-messages';
+  if (
+    records.some((element) => Array.isArray(element['parts'])) &&
+    !records.some((element) => 'content' in element || 'type' in element)
+  )
+    return 'gemini-contents';
+  if (
+    records.some((element) => typeof element['type'] === 'string' && RESPONSES_ITEM_TYPES.has(element['type'])) &&
+    records.every((element) => typeof element['type'] === 'string' || typeof element['role'] === 'string') &&
+    !records.some(hasAnthropicBlocks)
+  )
+    return 'responses-input';
+  const plainRoles = records.every(
+    (element) =>
+      (element['role'] === 'user' || element['role'] === 'assistant') &&
+      !('tool_calls' in element) &&
+      !('tool_call_id' in element),
+  );
+  if (
+    plainRoles &&
+    records.length > 0 &&
+    (records.some(hasAnthropicBlocks) || (body !== undefined && 'system' in body))
+  )
+    return 'anthropic-messages';
   return 'openai-chat';
 }
 
 function hasAnthropicBlocks(element: Record<string, unknown>): boolean {
   const content = element['content'];
-  return Array.isArray(content) && content.some((block) => isRecord(block) && typeof block['type'] === 'string' && ANTHROPIC_BLOCK_TYPES.has(block['type']));
+  return (
+    Array.isArray(content) &&
+    content.some(
+      (block) => isRecord(block) && typeof block['type'] === 'string' && ANTHROPIC_BLOCK_TYPES.has(block['type']),
+    )
+  );
 }
 
 /** What the elements of a history are called in its wire: messages, contents or input items. */
@@ -125,7 +210,11 @@ const converters: Record<FormatName, (history: readonly unknown[]) => { messages
   'responses-input': fromResponsesInput,
 };
 
-function nativeDocument(base: Omit<HistoryDocument, 'wire' | 'messages' | 'problems' | 'bytes'>, wire: FormatName, history: unknown[]): Omit<HistoryDocument, 'bytes'> {
+function nativeDocument(
+  base: Omit<HistoryDocument, 'wire' | 'messages' | 'problems' | 'bytes'>,
+  wire: FormatName,
+  history: unknown[],
+): Omit<HistoryDocument, 'bytes'> {
   return { ...base, wire, native: history, messages: converters[wire](history).messages, problems: [] };
 }
 
@@ -159,7 +248,15 @@ function fromJsonl(file: string, text: string): Omit<HistoryDocument, 'bytes'> {
     const first = loaded.problems[0] as SessionProblem;
     throw new UnstuckError('INPUT_INVALID', `not a history: ${first.why}`, { file, position: String(first.line ?? 1) });
   }
-  return { file, format: 'jsonl', wire: 'openai-chat', messages: loaded.messages, problems: loaded.problems, text, indent: 0 };
+  return {
+    file,
+    format: 'jsonl',
+    wire: 'openai-chat',
+    messages: loaded.messages,
+    problems: loaded.problems,
+    text,
+    indent: 0,
+  };
 }
 
 function parseJson(text: string, file: string): unknown {
@@ -174,15 +271,22 @@ function parseJson(text: string, file: string): unknown {
 function jsonError(error: unknown, text: string, file: string): UnstuckError {
   const offset = findJsonErrorOffset(text);
   const position = offset >= 0 ? lineAndColumn(text, offset) : '';
-  const reason = (error as Error).message.replace(/ in JSON at position \d+.*$/, '').replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '');
+  const reason = (error as Error).message
+    .replace(/ in JSON at position \d+.*$/, '')
+    .replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '');
   return new UnstuckError('INPUT_INVALID', `not valid JSON: ${reason}`, { file, position, cause: error });
 }
 
 function asMessages(value: unknown, file: string, path: string): Message[] {
-  if (!Array.isArray(value)) throw new UnstuckError('INPUT_INVALID', `${path || 'the document'} is not an array of messages`, { file });
+  if (!Array.isArray(value))
+    throw new UnstuckError('INPUT_INVALID', `${path || 'the document'} is not an array of messages`, { file });
   for (let index = 0; index < value.length; index += 1) {
     if (!isMessage(value[index])) {
-      throw new UnstuckError('INPUT_INVALID', `${path === '' ? '' : `${path}`}[${index}] is not a message (an object with a string "role")`, { file, position: `message ${index}` });
+      throw new UnstuckError(
+        'INPUT_INVALID',
+        `${path === '' ? '' : `${path}`}[${index}] is not a message (an object with a string "role")`,
+        { file, position: `message ${index}` },
+      );
     }
   }
   return value as Message[];

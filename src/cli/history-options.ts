@@ -1,5 +1,5 @@
 import { UnstuckError } from '../core/errors.js';
-import { isProfileName, profileNames, type ProfileName } from '../core/profiles.js';
+import { isProfileName, type ProfileName, profileNames } from '../core/profiles.js';
 import type { Command } from './command.js';
 
 /** The options check and fix share: which provider's rules, and the request facts rules depend on. */
@@ -28,12 +28,14 @@ export interface HistoryFlags {
 
 export function readHistoryFlags(values: Record<string, unknown>): HistoryFlags {
   const profile = typeof values['profile'] === 'string' ? values['profile'] : 'openai';
-  if (!isProfileName(profile)) throw new UnstuckError('USAGE', `unknown profile '${profile}' (known: ${profileNames.join(', ')})`);
+  if (!isProfileName(profile))
+    throw new UnstuckError('USAGE', `unknown profile '${profile}' (known: ${profileNames.join(', ')})`);
   const flags: HistoryFlags = { profile, scope: values['request'] === true ? 'request' : 'history' };
   if (typeof values['model'] === 'string') flags.model = values['model'];
   const thinking = values['thinking'];
   if (thinking !== undefined) {
-    if (thinking !== 'on' && thinking !== 'off') throw new UnstuckError('USAGE', `--thinking takes 'on' or 'off', not '${String(thinking)}'`);
+    if (thinking !== 'on' && thinking !== 'off')
+      throw new UnstuckError('USAGE', `--thinking takes 'on' or 'off', not '${String(thinking)}'`);
     flags.thinking = thinking === 'on';
   }
   return flags;

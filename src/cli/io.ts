@@ -22,7 +22,10 @@ export function createProcessIo(): Io {
  * Any other failure (a full disk: ENOSPC) is one line on stderr and exit 2, the code for "could
  * not do it". `settle` waits for what is still being written, then gives the exit code.
  */
-export function watchOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): { settle(code: number): Promise<number> } {
+export function watchOutput(
+  stdout: NodeJS.WritableStream,
+  stderr: NodeJS.WritableStream,
+): { settle(code: number): Promise<number> } {
   let failure: NodeJS.ErrnoException | undefined;
   stdout.on('error', (error: NodeJS.ErrnoException) => {
     failure ??= error;
@@ -34,7 +37,9 @@ export function watchOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Writab
       await new Promise<void>((resolve) => stdout.write('', () => resolve()));
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (failure === undefined || failure.code === 'EPIPE') return code;
-      stderr.write(`unstuck: cannot write the output: ${failure.code === 'ENOSPC' ? 'no space left on the device' : failure.message} (${failure.code ?? 'error'})\n`);
+      stderr.write(
+        `unstuck: cannot write the output: ${failure.code === 'ENOSPC' ? 'no space left on the device' : failure.message} (${failure.code ?? 'error'})\n`,
+      );
       return 2;
     },
   };

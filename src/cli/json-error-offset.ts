@@ -132,7 +132,8 @@ export function findNestingOffset(text: string, depth: number): number {
   for (let at = 0; at < text.length; at += 1) {
     const char = text.charCodeAt(at);
     if (char === 0x22 /* " */) {
-      for (at += 1; at < text.length && text.charCodeAt(at) !== 0x22; at += 1) if (text.charCodeAt(at) === 0x5c /* \ */) at += 1;
+      for (at += 1; at < text.length && text.charCodeAt(at) !== 0x22; at += 1)
+        if (text.charCodeAt(at) === 0x5c /* \ */) at += 1;
     } else if (char === 0x5b || char === 0x7b) {
       level += 1;
       if (level > depth) return at;

@@ -35,7 +35,10 @@ export async function readInputBytes(file: string, io: Io): Promise<Buffer> {
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw new UnstuckError('IO', `cannot read: not a regular file (${kindOf(info)}); name a file, or - for stdin`, { file });
+    if (!info.isFile())
+      throw new UnstuckError('IO', `cannot read: not a regular file (${kindOf(info)}); name a file, or - for stdin`, {
+        file,
+      });
     if (info.size > limit) throw tooLarge(file, info.size, limit);
     const bytes = await handle.readFile();
     if (bytes.length > limit) throw tooLarge(file, bytes.length, limit);
@@ -58,7 +61,11 @@ export function decodeInput(bytes: Buffer, file: string): { text: string; bom: b
   if (!isUtf8(body)) {
     const at = firstInvalidUtf8(body);
     const prefix = body.subarray(0, at).toString('utf8');
-    throw new UnstuckError('INPUT_INVALID', `not UTF-8: byte 0x${body[at]!.toString(16).padStart(2, '0')} here is not part of a UTF-8 character (read as text it would become U+FFFD and be lost: save the file as UTF-8)`, { file, position: lineAndColumn(prefix, prefix.length) });
+    throw new UnstuckError(
+      'INPUT_INVALID',
+      `not UTF-8: byte 0x${body[at]!.toString(16).padStart(2, '0')} here is not part of a UTF-8 character (read as text it would become U+FFFD and be lost: save the file as UTF-8)`,
+      { file, position: lineAndColumn(prefix, prefix.length) },
+    );
   }
   return { text: body.toString('utf8'), bom };
 }
@@ -72,7 +79,8 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
       at += 1;
       continue;
     }
-    const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    const length =
+      lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
     if (length === 0 || at + length > bytes.length || !isUtf8(bytes.subarray(at, at + length))) return at;
     at += length;
   }
@@ -80,10 +88,20 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
 }
 
 function tooLarge(file: string, size: number, limit: number): UnstuckError {
-  return new UnstuckError('INPUT_INVALID', `too large: ${size} bytes, more than the limit of ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB; set UNSTUCK_MAX_INPUT_BYTES to change it)`, { file });
+  return new UnstuckError(
+    'INPUT_INVALID',
+    `too large: ${size} bytes, more than the limit of ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB; set UNSTUCK_MAX_INPUT_BYTES to change it)`,
+    { file },
+  );
 }
 
-function kindOf(info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isDirectory(): boolean }): string {
+function kindOf(info: {
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isDirectory(): boolean;
+}): string {
   if (info.isDirectory()) return 'a directory';
   if (info.isFIFO()) return 'a FIFO';
   if (info.isSocket()) return 'a socket';
@@ -94,7 +112,16 @@ function kindOf(info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevic
 function readError(file: string, error: unknown): unknown {
   if (isUnstuckError(error)) return error;
   const code = (error as NodeJS.ErrnoException).code;
-  const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : code === 'ENOTDIR' ? 'a part of the path is not a directory' : (error as Error).message;
+  const why =
+    code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EISDIR'
+        ? 'is a directory'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'ENOTDIR'
+            ? 'a part of the path is not a directory'
+            : (error as Error).message;
   return new UnstuckError('IO', `cannot read: ${why}`, { file, cause: error });
 }
 

@@ -22,9 +22,15 @@ export function formatUsage(command: Command): string {
 }
 
 export function formatHelp(): string {
-  const lines = [`unstuck ${VERSION}: keep tool-calling LLM histories valid`, '', 'Usage: unstuck <command> [options]', '', 'Commands:'];
+  const lines = [
+    `unstuck ${VERSION}: keep tool-calling LLM histories valid`,
+    '',
+    'Usage: unstuck <command> [options]',
+    '',
+    'Commands:',
+  ];
   for (const [name, entry] of Object.entries(commands)) lines.push(`  ${name.padEnd(10)} ${entry.summary}`);
-  lines.push('', 'Run `unstuck <command> --help` for a command\'s options.');
+  lines.push('', "Run `unstuck <command> --help` for a command's options.");
   return `${lines.join('\n')}\n`;
 }
 
@@ -47,7 +53,12 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   const command = await entry.load();
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: [...rest], options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: [...rest],
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     // parseArgs explains some errors over several lines; the first one says what is wrong.
     io.stderr.write(`unstuck ${name}: ${(error as Error).message.split('\n')[0]} (see unstuck ${name} --help)\n`);
@@ -58,7 +69,10 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     return EXIT.ok;
   }
   try {
-    return await command.run({ values: parsed.values as Parameters<Command['run']>[0]['values'], positionals: parsed.positionals }, io);
+    return await command.run(
+      { values: parsed.values as Parameters<Command['run']>[0]['values'], positionals: parsed.positionals },
+      io,
+    );
   } catch (error) {
     io.stderr.write(`${describeFailure(name, error)}\n`);
     return EXIT.usage;

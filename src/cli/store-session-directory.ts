@@ -12,14 +12,25 @@ import { isStoreUrl, listStoreSessions, openStoreUrl, parseStoreUrl } from './st
  */
 export function createStoreSessionDirectory(text: string, io: Io): SessionDirectory {
   const url = parseStoreUrl(text, io);
-  if (url.session !== undefined) throw new UnstuckError('USAGE', `--store takes the database without a session (${url.base}); name the session with --resume ID`, { file: url.base });
+  if (url.session !== undefined)
+    throw new UnstuckError(
+      'USAGE',
+      `--store takes the database without a session (${url.base}); name the session with --resume ID`,
+      { file: url.base },
+    );
   // Ids as the file sessions make them (time-sorted), so both kinds read alike.
   const files = createSessionDirectory(io.cwd);
   const pathOf = (id: string): string => {
     files.pathOf(id); // the same id rules
     return `${url.base}#${id}`;
   };
-  const list = async (): Promise<SessionEntry[]> => (await listStoreSessions(url)).map((entry) => ({ id: entry.id, path: pathOf(entry.id), modified: entry.updated, bytes: 0 }));
+  const list = async (): Promise<SessionEntry[]> =>
+    (await listStoreSessions(url)).map((entry) => ({
+      id: entry.id,
+      path: pathOf(entry.id),
+      modified: entry.updated,
+      bytes: 0,
+    }));
   const find = async (id?: string): Promise<SessionEntry> => {
     const entries = await list();
     if (id === undefined) {
@@ -31,7 +42,11 @@ export function createStoreSessionDirectory(text: string, io: Io): SessionDirect
     if (exact !== undefined) return exact;
     const matches = entries.filter((entry) => entry.id.startsWith(id));
     if (matches.length === 1 && matches[0] !== undefined) return matches[0];
-    if (matches.length > 1) throw new UnstuckError('USAGE', `session id '${id}' is ambiguous: ${matches.map((entry) => entry.id).join(', ')}`);
+    if (matches.length > 1)
+      throw new UnstuckError(
+        'USAGE',
+        `session id '${id}' is ambiguous: ${matches.map((entry) => entry.id).join(', ')}`,
+      );
     throw new UnstuckError('USAGE', `no session '${id}' in ${url.base} (see /sessions)`);
   };
   return {

@@ -105,7 +105,10 @@ function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: b
   const found: Violation[] = [];
   let into = scanned;
   const strongest = options.level === 'strongest';
-  const { ruleById, byRole, everyRole, finishers } = dispatchFor(profile, strongest && options.foldRepeatedUserMessages !== false);
+  const { ruleById, byRole, everyRole, finishers } = dispatchFor(
+    profile,
+    strongest && options.foldRepeatedUserMessages !== false,
+  );
 
   const context: { -readonly [Key in keyof RuleContext]: RuleContext[Key] } = {
     messages,
@@ -120,7 +123,12 @@ function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: b
       if (rule === undefined) return; // the profile does not enforce this rule
       if (stopAtFirst) throw FOUND;
       const word = rule.wording[profile.dialect] ?? rule.wording.openai;
-      into.push({ rule: finding.rule, index: finding.index, ...(finding.toolCallId === undefined ? {} : { toolCallId: finding.toolCallId }), message: word(finding) });
+      into.push({
+        rule: finding.rule,
+        index: finding.index,
+        ...(finding.toolCallId === undefined ? {} : { toolCallId: finding.toolCallId }),
+        message: word(finding),
+      });
     },
   };
 
@@ -138,7 +146,8 @@ function run(messages: readonly Message[], options: CheckOptions, stopAtFirst: b
     if (rules.length === 0) return;
     visited = true;
     into = found;
-    for (let position = 0; position < rules.length; position += 1) (rules[position] as Rule).visit?.(message, index, context);
+    for (let position = 0; position < rules.length; position += 1)
+      (rules[position] as Rule).visit?.(message, index, context);
     into = scanned;
   };
   scanToolBlocks(context, profile.uniqueIdsAcrossRequest || strongest, undefined, visit);

@@ -77,7 +77,8 @@ function collectTexts(value: unknown, texts: string[], depth: number): void {
   if (error !== null && typeof error === 'object') {
     const inner = error as Record<string, unknown>;
     const metadata = inner['metadata'];
-    if (metadata !== null && typeof metadata === 'object') collectTexts((metadata as Record<string, unknown>)['raw'], texts, depth + 1);
+    if (metadata !== null && typeof metadata === 'object')
+      collectTexts((metadata as Record<string, unknown>)['raw'], texts, depth + 1);
     collectTexts(inner['message'], texts, depth + 1);
     collectTexts(inner['error'], texts, depth + 1);
   } else {

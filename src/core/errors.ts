@@ -22,7 +22,11 @@ export class UnstuckError extends Error {
   readonly file?: string;
   readonly position?: string;
 
-  constructor(code: UnstuckErrorCode, message: string, options: { cause?: unknown; file?: string; position?: string } = {}) {
+  constructor(
+    code: UnstuckErrorCode,
+    message: string,
+    options: { cause?: unknown; file?: string; position?: string } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'UnstuckError';
     this.code = code;

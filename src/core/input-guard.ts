@@ -7,12 +7,15 @@ import { isUnstuckError, UnstuckError } from './errors.js';
  * saying what, with the original as `cause`. `pass` lets a caller's own control-flow value through.
  */
 export function guardInput<T>(what: string, messages: unknown, run: () => T, pass?: unknown): T {
-  if (!Array.isArray(messages)) throw new UnstuckError('INPUT_INVALID', `${what}: expected an array of messages, got ${describe(messages)}`);
+  if (!Array.isArray(messages))
+    throw new UnstuckError('INPUT_INVALID', `${what}: expected an array of messages, got ${describe(messages)}`);
   try {
     return run();
   } catch (error) {
     if (error === pass || isUnstuckError(error)) throw error;
-    throw new UnstuckError('INPUT_INVALID', `${what}: the messages are not plain JSON data (${reason(error)})`, { cause: error });
+    throw new UnstuckError('INPUT_INVALID', `${what}: the messages are not plain JSON data (${reason(error)})`, {
+      cause: error,
+    });
   }
 }
 

@@ -82,7 +82,12 @@ export function isEmptyContent(content: Content | undefined): boolean {
 
 /** True when a value has the shape of a message: an object with a string role. */
 export function isMessage(value: unknown): value is Message {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as { role?: unknown }).role === 'string';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    typeof (value as { role?: unknown }).role === 'string'
+  );
 }
 
 /**
@@ -94,9 +99,23 @@ export function isMessage(value: unknown): value is Message {
  * values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."
  */
 const PART_TYPES: ReadonlySet<string> = new Set([
-  'text', 'image_url', 'input_audio', 'file', 'refusal', 'audio', 'video_url',
-  'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking',
-  'input_text', 'input_image', 'input_file', 'output_text',
+  'text',
+  'image_url',
+  'input_audio',
+  'file',
+  'refusal',
+  'audio',
+  'video_url',
+  'image',
+  'document',
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+  'input_text',
+  'input_image',
+  'input_file',
+  'output_text',
 ]);
 
 /** What is wrong with a message's shape: where (a path under the message) and what was there; undefined when nothing. */
@@ -117,11 +136,15 @@ export function messageShapeProblem(value: unknown): ShapeProblem | undefined {
   if (!Array.isArray(content)) return { path: '.content', got: describeValue(content) };
   for (let position = 0; position < content.length; position += 1) {
     const part: unknown = content[position];
-    if (part === null || typeof part !== 'object' || Array.isArray(part)) return { path: `.content[${position}]`, got: describeValue(part) };
+    if (part === null || typeof part !== 'object' || Array.isArray(part))
+      return { path: `.content[${position}]`, got: describeValue(part) };
     const type = (part as { type?: unknown }).type;
-    if (typeof type !== 'string') return { path: `.content[${position}].type`, got: type === undefined ? 'no type' : describeValue(type) };
-    if (!PART_TYPES.has(type)) return { path: `.content[${position}].type`, got: `'${type.length > 40 ? `${type.slice(0, 37)}...` : type}'` };
-    if (type === 'text' && typeof (part as { text?: unknown }).text !== 'string') return { path: `.content[${position}].text`, got: describeValue((part as { text?: unknown }).text) };
+    if (typeof type !== 'string')
+      return { path: `.content[${position}].type`, got: type === undefined ? 'no type' : describeValue(type) };
+    if (!PART_TYPES.has(type))
+      return { path: `.content[${position}].type`, got: `'${type.length > 40 ? `${type.slice(0, 37)}...` : type}'` };
+    if (type === 'text' && typeof (part as { text?: unknown }).text !== 'string')
+      return { path: `.content[${position}].text`, got: describeValue((part as { text?: unknown }).text) };
   }
   return undefined;
 }

@@ -1,16 +1,16 @@
 import type { Change } from './changes.js';
-import { check, hasViolation, type CheckOptions, type Violation } from './check.js';
+import { type CheckOptions, check, hasViolation, type Violation } from './check.js';
 import { createIdAllocator } from './ids.js';
 import { guardInput } from './input-guard.js';
 import { isMessage, type Message } from './messages.js';
 import { getProfile } from './profiles.js';
-import type { RuleId } from './rule-ids.js';
 import type { RepairContext } from './repair/context.js';
-import { alternationRequired } from './rules/roles-not-alternating.js';
 import { mergeSplitCalls } from './repair/merge-split-calls.js';
 import { normalizeMessages } from './repair/normalize.js';
 import { pairToolBlocks } from './repair/pair-tool-blocks.js';
 import { applyProviderFixes } from './repair/provider-fixes.js';
+import type { RuleId } from './rule-ids.js';
+import { alternationRequired } from './rules/roles-not-alternating.js';
 
 export interface RepairOptions extends CheckOptions {
   /** A call that never got a result: answer it with an error result (default), or strip the call. */
@@ -36,10 +36,12 @@ export interface RepairResult {
 
 /** Why a rule is left to the caller: these need a decision repair cannot make without inventing content. */
 const WHY: Partial<Record<RuleId, string>> = {
-  'ends-with-assistant': 'the request ends with an assistant message; send the next user message (or mark the assistant message prefix: true where the provider supports prefix completion)',
+  'ends-with-assistant':
+    'the request ends with an assistant message; send the next user message (or mark the assistant message prefix: true where the provider supports prefix completion)',
   'no-user-message': 'the request has no user message; repair will not invent what the user said',
   'empty-messages': 'there are no messages to send',
-  'prefix-not-last': 'a prefix assistant message must be the last message; only the caller knows whether it is still a prefix',
+  'prefix-not-last':
+    'a prefix assistant message must be the last message; only the caller knows whether it is still a prefix',
   'role-unknown': 'the role has no equivalent this provider accepts',
   'tool-calls-too-many': 'splitting a turn of more than 128 parallel calls would change what the model did',
   'tool-call-malformed': 'the call has no function name to rebuild it from',
@@ -58,7 +60,8 @@ export function repair(input: readonly Message[], options: RepairOptions = {}): 
 }
 
 function repairArray(input: readonly Message[], options: RepairOptions): RepairResult {
-  if (!hasViolation(input, options, 'repair')) return { messages: input as Message[], changes: [], remaining: [], changed: false };
+  if (!hasViolation(input, options, 'repair'))
+    return { messages: input as Message[], changes: [], remaining: [], changed: false };
 
   const profile = getProfile(options.profile);
   const strongest = options.level === 'strongest';
@@ -73,7 +76,8 @@ function repairArray(input: readonly Message[], options: RepairOptions): RepairR
     foldRepeats: options.foldRepeatedUserMessages !== false,
     thinking: options.thinking ?? profile.thinkingByDefault(options.model),
     scope: options.scope ?? 'history',
-    enforces: (rule) => (rule === 'roles-not-alternating' ? alternationRequired({ profile, model: options.model }) : enforced.has(rule)),
+    enforces: (rule) =>
+      rule === 'roles-not-alternating' ? alternationRequired({ profile, model: options.model }) : enforced.has(rule),
     changes,
     note: (change) => changes.push(change),
     // Most repairs need no new id: collect the ids in use only when the first one is asked for.
@@ -85,7 +89,10 @@ function repairArray(input: readonly Message[], options: RepairOptions): RepairR
   entries = pairToolBlocks(entries, context, copied);
   entries = applyProviderFixes(entries, context, copied);
   const messages = entries.map((entry) => entry.message);
-  const remaining = check(messages, options).map((violation) => ({ ...violation, why: WHY[violation.rule] ?? 'no repair strategy covers this case' }));
+  const remaining = check(messages, options).map((violation) => ({
+    ...violation,
+    why: WHY[violation.rule] ?? 'no repair strategy covers this case',
+  }));
   return { messages, changes, remaining, changed: changes.length > 0 };
 }
 

@@ -1,4 +1,4 @@
-import { isMessage, messageShapeProblem, type Message } from './messages.js';
+import { isMessage, type Message, messageShapeProblem } from './messages.js';
 import { malformedFinding } from './rules/message-malformed.js';
 import type { RuleContext } from './rules/rule.js';
 
@@ -14,7 +14,12 @@ import type { RuleContext } from './rules/rule.js';
  * more than WIDE calls indexes them (the first call of each id, and the next call with the same id),
  * so one message of 10^5 calls costs 10^5 steps, not 10^10 (issue 12, finding 3).
  */
-export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boolean, wideAbove = WIDE, visit?: (message: Message, index: number) => void): void {
+export function scanToolBlocks(
+  context: RuleContext,
+  uniqueIdsAcrossRequest: boolean,
+  wideAbove = WIDE,
+  visit?: (message: Message, index: number) => void,
+): void {
   const messages = context.messages;
   const nativeContent = context.profile.nativeContent === true;
   let owner = -1; // index of the open block's assistant message, -1 when no block is open
@@ -47,7 +52,8 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
       leftOpen.set(id, owner);
       context.report({ rule: 'tool-calls-unanswered', index: owner, toolCallId: id });
     }
-    if (missingIdCalls > 0) context.report({ rule: 'tool-calls-unanswered', index: owner, facts: { missing: missingIdCalls } });
+    if (missingIdCalls > 0)
+      context.report({ rule: 'tool-calls-unanswered', index: owner, facts: { missing: missingIdCalls } });
     owner = -1;
     calls = 0;
     missingIdCalls = 0;
@@ -81,7 +87,8 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
     if (message.role === 'tool') visitResult(message, index);
     else {
       closeBlock();
-      if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) openBlock(message, index);
+      if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0)
+        openBlock(message, index);
     }
     visit?.(message, index);
   }
@@ -103,7 +110,13 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
         continue;
       }
       if (indexOfId(id) !== -1) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: id });
-      else if (seenIds?.has(id) === true) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: id, facts: { firstIndex: seenIds.get(id) ?? 0 } });
+      else if (seenIds?.has(id) === true)
+        context.report({
+          rule: 'tool-call-id-duplicate',
+          index,
+          toolCallId: id,
+          facts: { firstIndex: seenIds.get(id) ?? 0 },
+        });
       seenIds?.set(id, index);
       if (lastOfId !== undefined) {
         const previous = lastOfId.get(id);
@@ -121,7 +134,8 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
     // The same call also encoded as an Anthropic tool_use content part (corpus 043: gateways chained).
     if (Array.isArray(message.content)) {
       for (const part of message.content) {
-        if (part?.type === 'tool_use' && typeof part['id'] === 'string' && indexOfId(part['id']) !== -1) context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: part['id'] });
+        if (part?.type === 'tool_use' && typeof part['id'] === 'string' && indexOfId(part['id']) !== -1)
+          context.report({ rule: 'tool-call-id-duplicate', index, toolCallId: part['id'] });
       }
     }
   }
@@ -132,8 +146,20 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
     if (owner === -1) {
       if (!hasId) context.report({ rule: 'tool-call-id-missing', index });
       const previousRole = index > 0 && isMessage(messages[index - 1]) ? (messages[index - 1] as Message).role : 'none';
-      if (hasId && leftOpen.has(id)) context.report({ rule: 'tool-result-not-adjacent', index, toolCallId: id, facts: { callIndex: leftOpen.get(id) ?? 0, previousRole } });
-      else context.report({ rule: 'tool-result-orphan', index, ...(hasId ? { toolCallId: id } : {}), facts: { previousRole } });
+      if (hasId && leftOpen.has(id))
+        context.report({
+          rule: 'tool-result-not-adjacent',
+          index,
+          toolCallId: id,
+          facts: { callIndex: leftOpen.get(id) ?? 0, previousRole },
+        });
+      else
+        context.report({
+          rule: 'tool-result-orphan',
+          index,
+          ...(hasId ? { toolCallId: id } : {}),
+          facts: { previousRole },
+        });
       return;
     }
     if (!hasId) {
@@ -149,7 +175,12 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
       }
       const owed = owedOf[first] as number;
       if (owed === -1) {
-        context.report({ rule: 'tool-result-duplicate', index, toolCallId: id, facts: { firstIndex: answeredAt[first] as number } });
+        context.report({
+          rule: 'tool-result-duplicate',
+          index,
+          toolCallId: id,
+          facts: { firstIndex: answeredAt[first] as number },
+        });
         return;
       }
       answeredAt[owed] = index;
@@ -166,7 +197,8 @@ export function scanToolBlocks(context: RuleContext, uniqueIdsAcrossRequest: boo
       }
       if (firstAnswer === -1) firstAnswer = at;
     }
-    if (firstAnswer !== -1) context.report({ rule: 'tool-result-duplicate', index, toolCallId: id, facts: { firstIndex: firstAnswer } });
+    if (firstAnswer !== -1)
+      context.report({ rule: 'tool-result-duplicate', index, toolCallId: id, facts: { firstIndex: firstAnswer } });
     else context.report({ rule: 'tool-result-id-mismatch', index, toolCallId: id });
   }
 }

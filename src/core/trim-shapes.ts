@@ -6,7 +6,12 @@ import { isRecord } from './formats/native-tag.js';
 /** Every wire format `trim` reads: OpenAI chat `messages` and the native formats of formats/. */
 export type TrimFormat = 'openai-chat' | FormatName;
 
-export const trimFormats: readonly TrimFormat[] = ['openai-chat', 'anthropic-messages', 'gemini-contents', 'responses-input'];
+export const trimFormats: readonly TrimFormat[] = [
+  'openai-chat',
+  'anthropic-messages',
+  'gemini-contents',
+  'responses-input',
+];
 
 /**
  * What `trim` needs to know of one element of a history, whatever its wire format: whether it is a
@@ -44,12 +49,18 @@ const chat: TrimShape = {
     if (!isRecord(element) || element['role'] !== 'assistant' || !Array.isArray(element['tool_calls'])) return NONE;
     return element['tool_calls'].map((call: unknown) => (isRecord(call) ? idOrEmpty(call['id']) : ''));
   },
-  resultIds: (element) => (isRecord(element) && element['role'] === 'tool' ? [idOrEmpty(element['tool_call_id'])] : NONE),
-  withMarker: (element, marker) => (isRecord(element) && element['role'] === 'tool' && element['content'] !== marker ? { ...element, content: marker } : element),
+  resultIds: (element) =>
+    isRecord(element) && element['role'] === 'tool' ? [idOrEmpty(element['tool_call_id'])] : NONE,
+  withMarker: (element, marker) =>
+    isRecord(element) && element['role'] === 'tool' && element['content'] !== marker
+      ? { ...element, content: marker }
+      : element,
 };
 
-const blocksOf = (element: unknown): unknown[] | undefined => (isRecord(element) && Array.isArray(element['content']) ? element['content'] : undefined);
-const isBlock = (block: unknown, type: string): block is Record<string, unknown> => isRecord(block) && block['type'] === type;
+const blocksOf = (element: unknown): unknown[] | undefined =>
+  isRecord(element) && Array.isArray(element['content']) ? element['content'] : undefined;
+const isBlock = (block: unknown, type: string): block is Record<string, unknown> =>
+  isRecord(block) && block['type'] === type;
 
 const anthropic: TrimShape = {
   isLead: () => false, // Anthropic carries the system prompt outside `messages`
@@ -63,21 +74,36 @@ const anthropic: TrimShape = {
   callIds(element) {
     if (!isRecord(element) || element['role'] !== 'assistant') return NONE;
     const blocks = blocksOf(element);
-    return blocks === undefined ? NONE : blocks.filter((block) => isBlock(block, 'tool_use')).map((block) => idOrEmpty((block as Record<string, unknown>)['id']));
+    return blocks === undefined
+      ? NONE
+      : blocks
+          .filter((block) => isBlock(block, 'tool_use'))
+          .map((block) => idOrEmpty((block as Record<string, unknown>)['id']));
   },
   resultIds(element) {
     if (!isRecord(element) || element['role'] !== 'user') return NONE;
     const blocks = blocksOf(element);
-    return blocks === undefined ? NONE : blocks.filter((block) => isBlock(block, 'tool_result')).map((block) => idOrEmpty((block as Record<string, unknown>)['tool_use_id']));
+    return blocks === undefined
+      ? NONE
+      : blocks
+          .filter((block) => isBlock(block, 'tool_result'))
+          .map((block) => idOrEmpty((block as Record<string, unknown>)['tool_use_id']));
   },
   withMarker(element, marker) {
     const blocks = blocksOf(element);
-    if (blocks === undefined || !blocks.some((block) => isBlock(block, 'tool_result') && block['content'] !== marker)) return element;
-    return { ...(element as Record<string, unknown>), content: blocks.map((block) => (isBlock(block, 'tool_result') && block['content'] !== marker ? { ...block, content: marker } : block)) };
+    if (blocks === undefined || !blocks.some((block) => isBlock(block, 'tool_result') && block['content'] !== marker))
+      return element;
+    return {
+      ...(element as Record<string, unknown>),
+      content: blocks.map((block) =>
+        isBlock(block, 'tool_result') && block['content'] !== marker ? { ...block, content: marker } : block,
+      ),
+    };
   },
 };
 
-const partsOf = (element: unknown): unknown[] => (isRecord(element) && Array.isArray(element['parts']) ? element['parts'] : NONE);
+const partsOf = (element: unknown): unknown[] =>
+  isRecord(element) && Array.isArray(element['parts']) ? element['parts'] : NONE;
 
 const gemini: TrimShape = {
   isLead: () => false, // Gemini carries the system instruction outside `contents`
@@ -119,7 +145,10 @@ const gemini: TrimShape = {
       parts: parts.map((part) => {
         const found = responseOf(part);
         if (found === undefined || marked(part)) return part;
-        return { ...(part as Record<string, unknown>), [found.key]: { ...found.response, response: { output: marker } } };
+        return {
+          ...(part as Record<string, unknown>),
+          [found.key]: { ...found.response, response: { output: marker } },
+        };
       }),
     };
   },
@@ -145,11 +174,19 @@ const responses: TrimShape = {
     const type = itemType(item);
     const before = itemType(previous);
     if (before === 'reasoning') return true;
-    return type === 'function_call' && (before === 'function_call' || (before === 'message' && itemRole(previous) === 'assistant'));
+    return (
+      type === 'function_call' &&
+      (before === 'function_call' || (before === 'message' && itemRole(previous) === 'assistant'))
+    );
   },
-  callIds: (item) => (itemType(item) === 'function_call' ? [idOrEmpty((item as Record<string, unknown>)['call_id'])] : NONE),
-  resultIds: (item) => (itemType(item) === 'function_call_output' ? [idOrEmpty((item as Record<string, unknown>)['call_id'])] : NONE),
-  withMarker: (item, marker) => (itemType(item) === 'function_call_output' && (item as Record<string, unknown>)['output'] !== marker ? { ...(item as Record<string, unknown>), output: marker } : item),
+  callIds: (item) =>
+    itemType(item) === 'function_call' ? [idOrEmpty((item as Record<string, unknown>)['call_id'])] : NONE,
+  resultIds: (item) =>
+    itemType(item) === 'function_call_output' ? [idOrEmpty((item as Record<string, unknown>)['call_id'])] : NONE,
+  withMarker: (item, marker) =>
+    itemType(item) === 'function_call_output' && (item as Record<string, unknown>)['output'] !== marker
+      ? { ...(item as Record<string, unknown>), output: marker }
+      : item,
 };
 
 export function trimShapeOf(format: TrimFormat): TrimShape {

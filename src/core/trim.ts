@@ -1,7 +1,7 @@
 import { UnstuckError } from './errors.js';
 import type { ProfileName } from './profiles.js';
 import { createTokenEstimator, type TokenEstimator } from './token-estimate.js';
-import { trimShapeOf, type TrimFormat, type TrimShape } from './trim-shapes.js';
+import { type TrimFormat, type TrimShape, trimShapeOf } from './trim-shapes.js';
 
 /** What a tool result's content becomes in the placeholder mode. */
 export const TRIMMED_RESULT = '[result cleared to save context; call the tool again if you need it]';
@@ -57,9 +57,11 @@ export interface TrimResult<T> {
  */
 export function trim<T>(items: readonly T[], options: TrimOptions): TrimResult<T> {
   if (!Array.isArray(items)) throw new UnstuckError('INPUT_INVALID', 'trim: the history must be an array');
-  if (!(options.maxTokens >= 0)) throw new UnstuckError('USAGE', `trim: maxTokens must be a number of tokens, got ${String(options.maxTokens)}`);
+  if (!(options.maxTokens >= 0))
+    throw new UnstuckError('USAGE', `trim: maxTokens must be a number of tokens, got ${String(options.maxTokens)}`);
   const shape = trimShapeOf(options.format ?? 'openai-chat');
-  const estimator = options.estimator ?? createTokenEstimator(options.profile === undefined ? {} : { profile: options.profile });
+  const estimator =
+    options.estimator ?? createTokenEstimator(options.profile === undefined ? {} : { profile: options.profile });
   const sizes = new Array<number>(items.length);
   let total = 0;
   for (let index = 0; index < items.length; index += 1) {
@@ -69,7 +71,9 @@ export function trim<T>(items: readonly T[], options: TrimOptions): TrimResult<T
   }
   const totalTokens = estimator.tokensOf(total);
   if (totalTokens <= options.maxTokens) return unchanged(items, totalTokens, true);
-  return options.mode === 'placeholder' ? placeholder(items, shape, sizes, total, estimator, options) : drop(items, shape, sizes, estimator, options.maxTokens);
+  return options.mode === 'placeholder'
+    ? placeholder(items, shape, sizes, total, estimator, options)
+    : drop(items, shape, sizes, estimator, options.maxTokens);
 }
 
 function unchanged<T>(items: readonly T[], estimatedTokens: number, fits: boolean): TrimResult<T> {
@@ -110,7 +114,13 @@ function leadLength(items: readonly unknown[], shape: TrimShape): number {
   return lead;
 }
 
-function drop<T>(items: readonly T[], shape: TrimShape, sizes: number[], estimator: TokenEstimator, maxTokens: number): TrimResult<T> {
+function drop<T>(
+  items: readonly T[],
+  shape: TrimShape,
+  sizes: number[],
+  estimator: TokenEstimator,
+  maxTokens: number,
+): TrimResult<T> {
   const lead = leadLength(items, shape);
   const cut = cutPoints(items, shape);
   let leadChars = 0;
@@ -118,7 +128,8 @@ function drop<T>(items: readonly T[], shape: TrimShape, sizes: number[], estimat
   // suffix[i]: chars of items[i..]
   const suffix = new Array<number>(items.length + 1);
   suffix[items.length] = 0;
-  for (let index = items.length - 1; index >= 0; index -= 1) suffix[index] = (suffix[index + 1] as number) + (sizes[index] as number);
+  for (let index = items.length - 1; index >= 0; index -= 1)
+    suffix[index] = (suffix[index + 1] as number) + (sizes[index] as number);
   const fits = (chars: number): boolean => estimator.tokensOf(chars) <= maxTokens;
 
   let lastTurn = -1;
@@ -126,22 +137,52 @@ function drop<T>(items: readonly T[], shape: TrimShape, sizes: number[], estimat
     if (!cut[index] || !shape.isUserText(items[index])) continue;
     lastTurn = index;
     // The oldest turn start that fits keeps the most.
-    if (index > lead && fits(leadChars + (suffix[index] as number))) return keep(items, sizes, estimator, lead, [[index, items.length]], true);
+    if (index > lead && fits(leadChars + (suffix[index] as number)))
+      return keep(items, sizes, estimator, lead, [[index, items.length]], true);
   }
   if (lastTurn < 0) return unchanged(items, estimator.tokensOf(leadChars + (suffix[lead] as number)), false);
   // The newest turn alone is over: keep its opening message and its newest whole steps.
   const opening = sizes[lastTurn] as number;
   let newestStep = -1;
   for (let index = lastTurn + 1; index < items.length; index += 1) {
-    if (!cut[index] || !shape.isAssistant(items[index]) || shape.joinsPrevious(items[index], items[index - 1])) continue;
+    if (!cut[index] || !shape.isAssistant(items[index]) || shape.joinsPrevious(items[index], items[index - 1]))
+      continue;
     newestStep = index;
-    if (fits(leadChars + opening + (suffix[index] as number))) return keep(items, sizes, estimator, lead, [[lastTurn, lastTurn + 1], [index, items.length]], true);
+    if (fits(leadChars + opening + (suffix[index] as number)))
+      return keep(
+        items,
+        sizes,
+        estimator,
+        lead,
+        [
+          [lastTurn, lastTurn + 1],
+          [index, items.length],
+        ],
+        true,
+      );
   }
   if (newestStep < 0) return keep(items, sizes, estimator, lead, [[lastTurn, items.length]], false);
-  return keep(items, sizes, estimator, lead, [[lastTurn, lastTurn + 1], [newestStep, items.length]], false);
+  return keep(
+    items,
+    sizes,
+    estimator,
+    lead,
+    [
+      [lastTurn, lastTurn + 1],
+      [newestStep, items.length],
+    ],
+    false,
+  );
 }
 
-function keep<T>(items: readonly T[], sizes: number[], estimator: TokenEstimator, lead: number, ranges: [number, number][], fits: boolean): TrimResult<T> {
+function keep<T>(
+  items: readonly T[],
+  sizes: number[],
+  estimator: TokenEstimator,
+  lead: number,
+  ranges: [number, number][],
+  fits: boolean,
+): TrimResult<T> {
   const kept: T[] = items.slice(0, lead);
   const omitted: number[] = [];
   let keptChars = 0;
@@ -161,10 +202,25 @@ function keep<T>(items: readonly T[], sizes: number[], estimator: TokenEstimator
   }
   const estimatedTokens = estimator.tokensOf(keptChars);
   if (omitted.length === 0) return unchanged(items, estimatedTokens, fits);
-  return { items: kept, changed: true, omitted, cleared: [], estimatedTokens, savedTokens: estimator.tokensOf(omittedChars), fits };
+  return {
+    items: kept,
+    changed: true,
+    omitted,
+    cleared: [],
+    estimatedTokens,
+    savedTokens: estimator.tokensOf(omittedChars),
+    fits,
+  };
 }
 
-function placeholder<T>(items: readonly T[], shape: TrimShape, sizes: number[], total: number, estimator: TokenEstimator, options: TrimOptions): TrimResult<T> {
+function placeholder<T>(
+  items: readonly T[],
+  shape: TrimShape,
+  sizes: number[],
+  total: number,
+  estimator: TokenEstimator,
+  options: TrimOptions,
+): TrimResult<T> {
   const marker = options.marker ?? TRIMMED_RESULT;
   const keepResults = Math.max(0, options.keepToolResults ?? 3);
   // The newest `keepResults` results stay: find the first element that may not be cleared.
@@ -195,5 +251,13 @@ function placeholder<T>(items: readonly T[], shape: TrimShape, sizes: number[], 
   const estimatedTokens = estimator.tokensOf(chars);
   const fits = estimatedTokens <= options.maxTokens;
   if (out === undefined) return unchanged(items, estimatedTokens, fits);
-  return { items: out, changed: true, omitted: [], cleared, estimatedTokens, savedTokens: estimator.tokensOf(saved), fits };
+  return {
+    items: out,
+    changed: true,
+    omitted: [],
+    cleared,
+    estimatedTokens,
+    savedTokens: estimator.tokensOf(saved),
+    fits,
+  };
 }

@@ -14,14 +14,20 @@ export interface Answer {
 /** How generated tool-call ids look: DeepSeek/OpenAI `call_..`, Mistral nine alphanumerics, Anthropic `toolu_..`. */
 export type IdStyle = 'call' | 'mistral' | 'toolu';
 
-export function toAnswer(step: Step, context: { sequence: number; model: string; promptChars: number; created: number; idStyle: IdStyle }): Answer {
+export function toAnswer(
+  step: Step,
+  context: { sequence: number; model: string; promptChars: number; created: number; idStyle: IdStyle },
+): Answer {
   const text = step.text ?? (step.toolCalls === undefined || step.toolCalls.length === 0 ? 'ok' : '');
   const toolCalls = (step.toolCalls ?? []).map((call, index) => ({
     id: call.id ?? toolCallId(context.sequence, index, context.idStyle),
     name: call.name,
     arguments: call.arguments,
   }));
-  const completionChars = text.length + (step.reasoning?.length ?? 0) + toolCalls.reduce((sum, call) => sum + call.name.length + call.arguments.length, 0);
+  const completionChars =
+    text.length +
+    (step.reasoning?.length ?? 0) +
+    toolCalls.reduce((sum, call) => sum + call.name.length + call.arguments.length, 0);
   // A rough chars/4 estimate: enough for clients that budget tokens by `usage`.
   const prompt = Math.ceil(context.promptChars / 4);
   const completion = Math.max(1, Math.ceil(completionChars / 4));
@@ -49,10 +55,17 @@ function finishReason(answer: Answer): 'stop' | 'tool_calls' {
 
 /** The non-streaming `chat.completion` object. */
 export function toCompletion(answer: Answer): unknown {
-  const message: Record<string, unknown> = { role: 'assistant', content: answer.text === '' && answer.toolCalls.length > 0 ? null : answer.text };
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: answer.text === '' && answer.toolCalls.length > 0 ? null : answer.text,
+  };
   if (answer.reasoning !== undefined) message['reasoning_content'] = answer.reasoning;
   if (answer.toolCalls.length > 0) {
-    message['tool_calls'] = answer.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+    message['tool_calls'] = answer.toolCalls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
   }
   return {
     id: answer.id,
@@ -71,8 +84,15 @@ export function toCompletion(answer: Answer): unknown {
  * pieces, then the finish chunk. DeepSeek puts `usage` on the finish chunk; OpenAI sends it in a
  * chunk of its own with `choices: []` when `stream_options.include_usage` is set.
  */
-export function toChunks(answer: Answer, options: { chunkSize: number; usage: 'on-finish' | 'separate' | 'none' }): unknown[] {
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}): unknown => ({
+export function toChunks(
+  answer: Answer,
+  options: { chunkSize: number; usage: 'on-finish' | 'separate' | 'none' },
+): unknown[] {
+  const chunk = (
+    delta: Record<string, unknown>,
+    finish: string | null = null,
+    extra: Record<string, unknown> = {},
+  ): unknown => ({
     id: answer.id,
     object: 'chat.completion.chunk',
     created: answer.created,
@@ -82,16 +102,27 @@ export function toChunks(answer: Answer, options: { chunkSize: number; usage: 'o
   });
   const chunks: unknown[] = [chunk({ role: 'assistant', content: '' })];
   if (answer.reasoning !== undefined) {
-    for (const piece of pieces(answer.reasoning, options.chunkSize)) chunks.push(chunk({ content: null, reasoning_content: piece }));
+    for (const piece of pieces(answer.reasoning, options.chunkSize))
+      chunks.push(chunk({ content: null, reasoning_content: piece }));
   }
   for (const piece of pieces(answer.text, options.chunkSize)) chunks.push(chunk({ content: piece }));
   answer.toolCalls.forEach((call, index) => {
-    chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
-    for (const piece of pieces(call.arguments, options.chunkSize)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    chunks.push(
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
+    for (const piece of pieces(call.arguments, options.chunkSize))
+      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   chunks.push(chunk({}, finishReason(answer), options.usage === 'on-finish' ? { usage: answer.usage } : {}));
   if (options.usage === 'separate') {
-    chunks.push({ id: answer.id, object: 'chat.completion.chunk', created: answer.created, model: answer.model, choices: [], usage: answer.usage });
+    chunks.push({
+      id: answer.id,
+      object: 'chat.completion.chunk',
+      created: answer.created,
+      model: answer.model,
+      choices: [],
+      usage: answer.usage,
+    });
   }
   return chunks;
 }

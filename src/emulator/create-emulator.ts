@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ProfileName, Violation } from '../core/index.js';
 import { isUnstuckError } from '../core/index.js';
 import { toAnswer } from './completion.js';
@@ -7,7 +8,6 @@ import type { EmulatorWire, WireName, WireRoute } from './wire.js';
 import { createAnthropicWire } from './wires/anthropic-wire.js';
 import { createChatWire } from './wires/chat-wire.js';
 import { json } from './wires/frames.js';
-import { setTimeout as delay } from 'node:timers/promises';
 
 export interface EmulatorOptions {
   /** Whose rules and error bodies the chat wire plays. Default `deepseek`. */
@@ -81,17 +81,30 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   async function handle(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
     if (MODEL_PATHS.has(path) && served.has('chat')) {
-      if (request.method !== 'GET') return chat.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`);
+      if (request.method !== 'GET')
+        return chat.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`);
       const model = profile === 'deepseek' ? 'deepseek-chat' : 'emulated-model';
-      return json(200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'unstuck-emulator' }] });
+      return json(200, {
+        object: 'list',
+        data: [{ id: model, object: 'model', created: 0, owned_by: 'unstuck-emulator' }],
+      });
     }
     const found = find(path);
     if (found === undefined) {
-      const known = wires.flatMap((wire) => (wire.name === 'chat' ? ['POST /v1/chat/completions', 'GET /v1/models'] : ['POST /v1/messages', 'POST /v1/messages/count_tokens']));
-      return (wires[0] ?? chat).error(404, 'not-found', `Unknown path ${path}: the emulator serves ${known.join(', ')}`);
+      const known = wires.flatMap((wire) =>
+        wire.name === 'chat'
+          ? ['POST /v1/chat/completions', 'GET /v1/models']
+          : ['POST /v1/messages', 'POST /v1/messages/count_tokens'],
+      );
+      return (wires[0] ?? chat).error(
+        404,
+        'not-found',
+        `Unknown path ${path}: the emulator serves ${known.join(', ')}`,
+      );
     }
     const { wire, route } = found;
-    if (request.method !== 'POST') return wire.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`);
+    if (request.method !== 'POST')
+      return wire.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`);
 
     const record = (entry: Omit<EmulatedRequest, 'path' | 'wire'>, response: Response): Response => {
       const recorded = { wire: wire.name, path, ...entry };
@@ -103,9 +116,16 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     if (refused !== undefined) return record({ body: undefined, violations: [], status: refused.status }, refused);
     const read = await readBody(request, maxBodyBytes);
     if (read.kind === 'too-large') {
-      return record({ body: undefined, violations: [], status: 413 }, wire.error(413, 'too-large', `Request body too large: the limit is ${maxBodyBytes} bytes`));
+      return record(
+        { body: undefined, violations: [], status: 413 },
+        wire.error(413, 'too-large', `Request body too large: the limit is ${maxBodyBytes} bytes`),
+      );
     }
-    if (read.kind === 'failed') return record({ body: undefined, violations: [], status: 400 }, wire.error(400, 'invalid-request', `Could not read the request body: ${read.reason}`));
+    if (read.kind === 'failed')
+      return record(
+        { body: undefined, violations: [], status: 400 },
+        wire.error(400, 'invalid-request', `Could not read the request body: ${read.reason}`),
+      );
     let body: any;
     try {
       body = JSON.parse(read.text);
@@ -114,7 +134,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     }
     const checked = wire.check(body, route);
     if (checked.kind === 'shape') {
-      return record({ body, violations: [], status: 400 }, wire.error(400, 'invalid-request', checked.message, { param: checked.param ?? null }));
+      return record(
+        { body, violations: [], status: 400 },
+        wire.error(400, 'invalid-request', checked.message, { param: checked.param ?? null }),
+      );
     }
     const violations = checked.violations;
     const first = violations[0];
@@ -127,7 +150,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const step = script.shift() ?? {};
     sequence += 1;
     const fault = step.fault;
-    if (fault !== undefined && 'status' in fault) return record({ body, violations, status: fault.status }, wire.fault(fault));
+    if (fault !== undefined && 'status' in fault)
+      return record({ body, violations, status: fault.status }, wire.fault(fault));
     if (fault !== undefined && 'stall' in fault) {
       try {
         await delay(fault.stall, undefined, { signal: request.signal });
@@ -150,19 +174,38 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       if (!isUnstuckError(error)) throw error;
       return record({ body, violations, status: 500 }, wire.error(500, 'server', `emulator: ${error.message}`));
     }
-    const disconnectAfter = fault !== undefined && 'disconnectAfterChunks' in fault ? fault.disconnectAfterChunks : undefined;
+    const disconnectAfter =
+      fault !== undefined && 'disconnectAfterChunks' in fault ? fault.disconnectAfterChunks : undefined;
     if (fault !== undefined && 'overloadedAfterChunks' in fault) {
-      if (rendered.kind === 'json') return record({ body, violations, status: wire.overloadedStatus }, wire.fault({ status: wire.overloadedStatus }));
-      rendered = { kind: 'stream', frames: [...rendered.frames.slice(0, fault.overloadedAfterChunks), wire.streamError('overloaded', 'Overloaded')] };
+      if (rendered.kind === 'json')
+        return record(
+          { body, violations, status: wire.overloadedStatus },
+          wire.fault({ status: wire.overloadedStatus }),
+        );
+      rendered = {
+        kind: 'stream',
+        frames: [
+          ...rendered.frames.slice(0, fault.overloadedAfterChunks),
+          wire.streamError('overloaded', 'Overloaded'),
+        ],
+      };
     }
     if (rendered.kind === 'json') {
-      if (disconnectAfter !== undefined) return record({ body, violations, status: 200 }, brokenResponse(request.signal));
+      if (disconnectAfter !== undefined)
+        return record({ body, violations, status: 200 }, brokenResponse(request.signal));
       return record({ body, violations, status: 200 }, json(200, rendered.body));
     }
-    const stream = sseStream(rendered.frames, { delayMs: step.stream?.delayMs ?? 0, disconnectAfter, signal: request.signal });
+    const stream = sseStream(rendered.frames, {
+      delayMs: step.stream?.delayMs ?? 0,
+      disconnectAfter,
+      signal: request.signal,
+    });
     return record(
       { body, violations, status: 200 },
-      new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } }),
+      new Response(stream, {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+      }),
     );
   }
 
@@ -189,7 +232,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   return {
     handle,
     fetch: emulatorFetch,
-    listen: (listenOptions = {}) => listenOn(handle, { port: listenOptions.port ?? 0, host: listenOptions.host ?? '127.0.0.1' }),
+    listen: (listenOptions = {}) =>
+      listenOn(handle, { port: listenOptions.port ?? 0, host: listenOptions.host ?? '127.0.0.1' }),
     get requests() {
       return requests;
     },
@@ -232,10 +276,16 @@ async function readBody(request: Request, limit: number): Promise<ReadResult> {
 
 /** A 200 whose body breaks before its first byte: a dropped connection on a non-streaming request. */
 function brokenResponse(signal: AbortSignal): Response {
-  return new Response(sseStream([], { delayMs: 0, disconnectAfter: 0, signal }), { status: 200, headers: { 'content-type': 'application/json' } });
+  return new Response(sseStream([], { delayMs: 0, disconnectAfter: 0, signal }), {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
-function sseStream(frames: readonly string[], options: { delayMs: number; disconnectAfter: number | undefined; signal: AbortSignal }): ReadableStream<Uint8Array> {
+function sseStream(
+  frames: readonly string[],
+  options: { delayMs: number; disconnectAfter: number | undefined; signal: AbortSignal },
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let sent = 0;
   let closed = false;
@@ -280,4 +330,3 @@ function sseStream(frames: readonly string[], options: { delayMs: number; discon
     },
   });
 }
-

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 
@@ -21,7 +21,11 @@ export async function listenOn(
     });
     const url = new URL(incoming.url ?? '/', `http://${options.host}`);
     const hasBody = incoming.method !== 'GET' && incoming.method !== 'HEAD';
-    const init: RequestInit & { duplex?: 'half' } = { method: incoming.method ?? 'GET', headers: toHeaders(incoming.headers), signal: controller.signal };
+    const init: RequestInit & { duplex?: 'half' } = {
+      method: incoming.method ?? 'GET',
+      headers: toHeaders(incoming.headers),
+      signal: controller.signal,
+    };
     if (hasBody) {
       init.body = Readable.toWeb(incoming) as ReadableStream<Uint8Array>;
       init.duplex = 'half';
@@ -41,14 +45,27 @@ export async function listenOn(
   };
 }
 
-async function respond(handle: (request: Request) => Promise<Response>, request: Request, outgoing: ServerResponse): Promise<void> {
+async function respond(
+  handle: (request: Request) => Promise<Response>,
+  request: Request,
+  outgoing: ServerResponse,
+): Promise<void> {
   let response: Response;
   try {
     response = await handle(request);
   } catch (error) {
     if (!outgoing.headersSent) {
       outgoing.writeHead(500, { 'content-type': 'application/json' });
-      outgoing.end(JSON.stringify({ error: { message: `emulator failure: ${(error as Error).message}`, type: 'server_error', param: null, code: null } }));
+      outgoing.end(
+        JSON.stringify({
+          error: {
+            message: `emulator failure: ${(error as Error).message}`,
+            type: 'server_error',
+            param: null,
+            code: null,
+          },
+        }),
+      );
     }
     return;
   }

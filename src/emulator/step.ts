@@ -33,7 +33,11 @@ const STEP_KEYS = new Set(['text', 'reasoning', 'toolCalls', 'stream', 'fault'])
  * the step and the field, so `unstuck emulate --script` can print one clear line.
  */
 export function parseScript(value: unknown, file?: string): Step[] {
-  const steps = Array.isArray(value) ? value : isObject(value) && Array.isArray(value['steps']) ? value['steps'] : undefined;
+  const steps = Array.isArray(value)
+    ? value
+    : isObject(value) && Array.isArray(value['steps'])
+      ? value['steps']
+      : undefined;
   if (steps === undefined) throw invalid('a script is a JSON array of steps (or {"steps": [...]})', file);
   return steps.map((step, index) => parseStep(step, index, file));
 }
@@ -42,7 +46,8 @@ function parseStep(value: unknown, index: number, file: string | undefined): Ste
   const where = `step ${index}`;
   if (!isObject(value)) throw invalid(`${where}: a step is an object`, file);
   for (const key of Object.keys(value)) {
-    if (!STEP_KEYS.has(key)) throw invalid(`${where}: unknown field '${key}' (known: ${[...STEP_KEYS].join(', ')})`, file);
+    if (!STEP_KEYS.has(key))
+      throw invalid(`${where}: unknown field '${key}' (known: ${[...STEP_KEYS].join(', ')})`, file);
   }
   const step: Step = {};
   if (value['text'] !== undefined) step.text = stringField(value['text'], `${where}.text`, file);
@@ -65,8 +70,10 @@ function parseStep(value: unknown, index: number, file: string | undefined): Ste
     const stream = value['stream'];
     if (!isObject(stream)) throw invalid(`${where}.stream: expected an object`, file);
     const options: { chunkSize?: number; delayMs?: number } = {};
-    if (stream['chunkSize'] !== undefined) options.chunkSize = numberField(stream['chunkSize'], `${where}.stream.chunkSize`, file, 1);
-    if (stream['delayMs'] !== undefined) options.delayMs = numberField(stream['delayMs'], `${where}.stream.delayMs`, file, 0);
+    if (stream['chunkSize'] !== undefined)
+      options.chunkSize = numberField(stream['chunkSize'], `${where}.stream.chunkSize`, file, 1);
+    if (stream['delayMs'] !== undefined)
+      options.delayMs = numberField(stream['delayMs'], `${where}.stream.delayMs`, file, 0);
     step.stream = options;
   }
   if (value['fault'] !== undefined) step.fault = parseFault(value['fault'], `${where}.fault`, file);
@@ -76,17 +83,27 @@ function parseStep(value: unknown, index: number, file: string | undefined): Ste
 function parseFault(value: unknown, where: string, file: string | undefined): Fault {
   if (!isObject(value)) throw invalid(`${where}: expected an object`, file);
   if (value['status'] === 429) {
-    return value['retryAfter'] === undefined ? { status: 429 } : { status: 429, retryAfter: numberField(value['retryAfter'], `${where}.retryAfter`, file, 0) };
+    return value['retryAfter'] === undefined
+      ? { status: 429 }
+      : { status: 429, retryAfter: numberField(value['retryAfter'], `${where}.retryAfter`, file, 0) };
   }
-  if (value['status'] === 500 || value['status'] === 502 || value['status'] === 503 || value['status'] === 529) return { status: value['status'] };
+  if (value['status'] === 500 || value['status'] === 502 || value['status'] === 503 || value['status'] === 529)
+    return { status: value['status'] };
   if (value['stall'] !== undefined) return { stall: numberField(value['stall'], `${where}.stall`, file, 0) };
   if (value['disconnectAfterChunks'] !== undefined) {
-    return { disconnectAfterChunks: numberField(value['disconnectAfterChunks'], `${where}.disconnectAfterChunks`, file, 0) };
+    return {
+      disconnectAfterChunks: numberField(value['disconnectAfterChunks'], `${where}.disconnectAfterChunks`, file, 0),
+    };
   }
   if (value['overloadedAfterChunks'] !== undefined) {
-    return { overloadedAfterChunks: numberField(value['overloadedAfterChunks'], `${where}.overloadedAfterChunks`, file, 0) };
+    return {
+      overloadedAfterChunks: numberField(value['overloadedAfterChunks'], `${where}.overloadedAfterChunks`, file, 0),
+    };
   }
-  throw invalid(`${where}: expected {status: 429|500|502|503|529}, {stall: ms}, {disconnectAfterChunks: n} or {overloadedAfterChunks: n}`, file);
+  throw invalid(
+    `${where}: expected {status: 429|500|502|503|529}, {stall: ms}, {disconnectAfterChunks: n} or {overloadedAfterChunks: n}`,
+    file,
+  );
 }
 
 function stringField(value: unknown, where: string, file: string | undefined): string {
@@ -95,7 +112,8 @@ function stringField(value: unknown, where: string, file: string | undefined): s
 }
 
 function numberField(value: unknown, where: string, file: string | undefined, minimum: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum) throw invalid(`${where}: expected a number >= ${minimum}`, file);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum)
+    throw invalid(`${where}: expected a number >= ${minimum}`, file);
   return value;
 }
 

@@ -9,7 +9,15 @@ export type WireName = 'chat' | 'anthropic';
 export type WireRoute = 'generate' | 'count-tokens';
 
 /** The failures every wire can answer, each worded and typed in that wire's own error body. */
-export type ErrorKind = 'invalid-request' | 'authentication' | 'not-found' | 'too-large' | 'rate-limit' | 'server' | 'overloaded' | 'client-closed';
+export type ErrorKind =
+  | 'invalid-request'
+  | 'authentication'
+  | 'not-found'
+  | 'too-large'
+  | 'rate-limit'
+  | 'server'
+  | 'overloaded'
+  | 'client-closed';
 
 /** A violation as the wire's provider reports it (the core's `Violation` and `FormatViolation` both fit). */
 export interface WireViolation {
@@ -20,7 +28,9 @@ export interface WireViolation {
 }
 
 /** What a wire makes of a parsed body: the shape is wrong (one line, the provider's wording), or these are its violations. */
-export type WireCheck = { kind: 'shape'; message: string; param?: string } | { kind: 'checked'; violations: WireViolation[] };
+export type WireCheck =
+  | { kind: 'shape'; message: string; param?: string }
+  | { kind: 'checked'; violations: WireViolation[] };
 
 /** What a valid, generating request is answered with: one JSON body, or SSE frames (already formatted, `event:`/`data:` lines and the blank line). */
 export type WireAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; frames: string[] };
@@ -36,7 +46,12 @@ export interface EmulatorWire {
   /** The route a path is on this wire, or undefined when the path is not this wire's. */
   route(path: string): WireRoute | undefined;
   /** An error in the wire's own body shape and type names. */
-  error(status: number, kind: ErrorKind, message: string, options?: { param?: string | null; headers?: Record<string, string> }): Response;
+  error(
+    status: number,
+    kind: ErrorKind,
+    message: string,
+    options?: { param?: string | null; headers?: Record<string, string> },
+  ): Response;
   /** The provider's answer to a request whose headers it refuses before reading the body (a missing key or version), else undefined. */
   checkHeaders(headers: Headers): Response | undefined;
   /** A body that is not JSON, worded as this provider words it. */

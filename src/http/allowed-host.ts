@@ -5,7 +5,10 @@
  * carry the attacker's name in `Host`. So only loopback names, the address the proxy is bound to
  * and the names given in `allowHosts` are served. No `Host` at all (HTTP/1.0) is no browser's.
  */
-export function createHostCheck(options: { bound: string; allowHosts?: readonly string[] }): (host: string | undefined) => boolean {
+export function createHostCheck(options: {
+  bound: string;
+  allowHosts?: readonly string[];
+}): (host: string | undefined) => boolean {
   const allowed = new Set<string>([normalized(options.bound), ...(options.allowHosts ?? []).map(normalized)]);
   return (host) => {
     if (host === undefined) return true;

@@ -2,11 +2,11 @@ import type { Profile, ProfileName, RuleId } from '../core/index.js';
 import type { RawHeaders } from './forward-headers.js';
 import { clientRawHeaders, upstreamRawHeaders } from './forward-headers.js';
 import { healChatBody } from './heal-chat-body.js';
-import { targetOf } from './request-target.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { openAIError } from './openai-error-response.js';
 import type { ProxyMetrics } from './proxy-metrics.js';
 import { createProxyMetrics } from './proxy-metrics.js';
+import { targetOf } from './request-target.js';
 import type { RepairPolicy } from './sanitize-chat-body.js';
 import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
 
@@ -19,7 +19,14 @@ export interface ProxyLogEntry {
   /** Rules repaired in this request (before sending, and in the heal retry). */
   rules: RuleId[];
   healRetry: boolean;
-  outcome: 'complete' | 'client-closed' | 'upstream-error' | 'upstream-timeout' | 'upstream-unreachable' | 'too-large' | 'local';
+  outcome:
+    | 'complete'
+    | 'client-closed'
+    | 'upstream-error'
+    | 'upstream-timeout'
+    | 'upstream-unreachable'
+    | 'too-large'
+    | 'local';
   requestBytes: number;
   /** What went wrong inside the proxy, when something did: an error's name and message, never a body or a header value. */
   error?: string;
@@ -166,20 +173,35 @@ class Exchange implements ProxyExchange {
   constructor(settings: Settings, method: string, href: string, requestId: string | null | undefined) {
     this.#settings = settings;
     const [pathname, search] = targetOf(href); // throws on a target that is no URL: the adapter answers 400
-    this.entry = { id: idOf(requestId), method, path: pathname, status: 0, rules: [], healRetry: false, outcome: 'local', requestBytes: 0, durationMs: 0 };
+    this.entry = {
+      id: idOf(requestId),
+      method,
+      path: pathname,
+      status: 0,
+      rules: [],
+      healRetry: false,
+      outcome: 'local',
+      requestBytes: 0,
+      durationMs: 0,
+    };
     this.#isChat = method === 'POST' && CHAT_PATH.test(pathname);
     this.readsBody = method !== 'GET' && method !== 'HEAD';
     this.upstreamPath = `${settings.basePath}${pathname}${search}`;
     this.url = `${settings.origin}${this.upstreamPath}`;
     this.maxBodyBytes = settings.maxBodyBytes;
     this.timeoutMs = settings.timeoutMs;
-    if (method === 'GET' && pathname === '/healthz') this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
-    else if (method === 'GET' && pathname === '/metrics') this.local = { status: 200, headers: METRICS_HEADERS, body: settings.metrics.render() };
+    if (method === 'GET' && pathname === '/healthz')
+      this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
+    else if (method === 'GET' && pathname === '/metrics')
+      this.local = { status: 200, headers: METRICS_HEADERS, body: settings.metrics.render() };
   }
 
   tooLarge(size: number): LocalAnswer {
     this.entry.requestBytes = size;
-    return this.#reply(openAIError(413, `unstuck proxy: request body is larger than ${this.maxBodyBytes} bytes`, 'request_too_large'), 'too-large');
+    return this.#reply(
+      openAIError(413, `unstuck proxy: request body is larger than ${this.maxBodyBytes} bytes`, 'request_too_large'),
+      'too-large',
+    );
   }
 
   prepare(bytes: Uint8Array | undefined): Uint8Array | undefined {
@@ -244,10 +266,20 @@ class Exchange implements ProxyExchange {
     }
     if (kind === 'timeout') {
       metrics.countUpstreamFailure('timeout');
-      return this.#reply(openAIError(504, `unstuck proxy: the upstream sent nothing for ${this.timeoutMs} ms`, 'upstream_timeout'), 'upstream-timeout');
+      return this.#reply(
+        openAIError(504, `unstuck proxy: the upstream sent nothing for ${this.timeoutMs} ms`, 'upstream_timeout'),
+        'upstream-timeout',
+      );
     }
     metrics.countUpstreamFailure('unreachable');
-    return this.#reply(openAIError(502, `unstuck proxy: upstream ${this.#settings.origin} is unreachable (${describeCause(error)})`, 'upstream_unreachable'), 'upstream-unreachable');
+    return this.#reply(
+      openAIError(
+        502,
+        `unstuck proxy: upstream ${this.#settings.origin} is unreachable (${describeCause(error)})`,
+        'upstream_unreachable',
+      ),
+      'upstream-unreachable',
+    );
   }
 
   answer(answer: LocalAnswer): void {

@@ -56,20 +56,29 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
     let body: Uint8Array | undefined;
     if (exchange.readsBody) {
       const declared = Number(request.headers.get('content-length') ?? '0');
-      const read = declared > exchange.maxBodyBytes ? { ok: false as const, size: declared } : await readLimitedBody(request.body, exchange.maxBodyBytes);
+      const read =
+        declared > exchange.maxBodyBytes
+          ? { ok: false as const, size: declared }
+          : await readLimitedBody(request.body, exchange.maxBodyBytes);
       if (!read.ok) return toResponse(exchange.tooLarge(read.size));
       body = exchange.prepare(read.bytes);
     }
     return forward(exchange, request, body);
   }
 
-  async function forward(exchange: ProxyExchange, request: ProxyRequest, body: Uint8Array | undefined): Promise<Response> {
+  async function forward(
+    exchange: ProxyExchange,
+    request: ProxyRequest,
+    body: Uint8Array | undefined,
+  ): Promise<Response> {
     // One controller for the whole exchange: the client going away and a silent upstream both end it.
     const controller = new AbortController();
     const onClientGone = (): void => controller.abort(new Error('client closed the connection'));
     if (request.signal.aborted) onClientGone();
     request.signal.addEventListener('abort', onClientGone, { once: true });
-    const timer = new SilenceTimer(exchange.timeoutMs, () => controller.abort(new Error(`upstream silent for ${exchange.timeoutMs} ms`)));
+    const timer = new SilenceTimer(exchange.timeoutMs, () =>
+      controller.abort(new Error(`upstream silent for ${exchange.timeoutMs} ms`)),
+    );
     const release = (): void => {
       timer.stop();
       request.signal.removeEventListener('abort', onClientGone);
@@ -77,7 +86,10 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
     const headers = pairsOfRaw(exchange.upstreamHeaders(rawOf(request.headers)));
     const fail = (error: unknown): Response => {
       release();
-      const answer: LocalAnswer | undefined = exchange.fail(timer.fired ? 'timeout' : request.signal.aborted ? 'client-closed' : 'unreachable', error);
+      const answer: LocalAnswer | undefined = exchange.fail(
+        timer.fired ? 'timeout' : request.signal.aborted ? 'client-closed' : 'unreachable',
+        error,
+      );
       return answer === undefined ? new Response(null, { status: 499 }) : toResponse(answer);
     };
 
@@ -107,7 +119,11 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
     timer.disarm();
     exchange.answered(upstream.status);
     // A 400 read for the heal decision goes back as the text it was (decoded: no content-encoding/length).
-    const responseHeaders = new Headers(pairsOfRaw(exchange.clientHeaders(rawOf(upstream.headers), text !== undefined || upstream.headers.has('content-encoding'))));
+    const responseHeaders = new Headers(
+      pairsOfRaw(
+        exchange.clientHeaders(rawOf(upstream.headers), text !== undefined || upstream.headers.has('content-encoding')),
+      ),
+    );
     const init = { status: upstream.status, statusText: upstream.statusText, headers: responseHeaders };
     if (text !== undefined) {
       release();

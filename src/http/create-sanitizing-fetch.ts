@@ -51,7 +51,9 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
   return async function sanitizingFetch(input, init) {
     const native = await sanitizeByWire(input, init, { send, policy: options.policy, report });
     if (native !== undefined) return native;
-    const outgoing = await readFetchRequest(input, init, (url) => (isChatCompletionsPath(url) ? parseChatBody : undefined));
+    const outgoing = await readFetchRequest(input, init, (url) =>
+      isChatCompletionsPath(url) ? parseChatBody : undefined,
+    );
     if (outgoing === undefined) return send(input, init);
 
     const first = sanitizeChatBody(outgoing.body, { profile: options.profile, policy: options.policy });
@@ -61,7 +63,10 @@ export function createSanitizingFetch(options: SanitizingFetchOptions = {}): typ
 
     const read = await readAnswerText(response, MAX_HEAL_BODY_BYTES);
     if ('response' in read) return read.response; // too large to be a pairing error: handed over unread
-    const healed = healChatBody(first.body, response.status, read.text, { profile: options.profile, policy: options.policy });
+    const healed = healChatBody(first.body, response.status, read.text, {
+      profile: options.profile,
+      policy: options.policy,
+    });
     if (healed === undefined) return answerFromText(response, read.text);
     report({ ...eventOf(outgoing.url, 'heal', healed), rejectedFor: healed.rejectedFor });
     return send(...outgoing.build(JSON.stringify(healed.body)));

@@ -77,7 +77,8 @@ function lowerCase(name: string): string {
 export function rawValue(raw: RawHeaders, lowerCaseName: string): string | undefined {
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = raw[index] as string;
-    if (name.length === lowerCaseName.length && (name === lowerCaseName || name.toLowerCase() === lowerCaseName)) return raw[index + 1];
+    if (name.length === lowerCaseName.length && (name === lowerCaseName || name.toLowerCase() === lowerCaseName))
+      return raw[index + 1];
   }
   return undefined;
 }

@@ -39,7 +39,12 @@ function guardEnd(socket: Socket): void {
       return emit.call(this, event, ...args);
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'ERR_ASSERTION') throw error;
-      this.destroy(Object.assign(new Error('the upstream closed the connection while its answer was held back for a slow client'), { code: ENDED_WHILE_PAUSED }));
+      this.destroy(
+        Object.assign(
+          new Error('the upstream closed the connection while its answer was held back for a slow client'),
+          { code: ENDED_WHILE_PAUSED },
+        ),
+      );
       return true;
     }
   } as Socket['emit'];

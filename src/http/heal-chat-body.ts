@@ -1,5 +1,5 @@
-import { classifyError, isPairingRule, isProfileName } from '../core/index.js';
 import type { Profile, ProfileName, RuleId } from '../core/index.js';
+import { classifyError, isPairingRule, isProfileName } from '../core/index.js';
 import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { sanitizeChatBody } from './sanitize-chat-body.js';
 
@@ -24,6 +24,7 @@ export function healChatBody(
   if (verdict === undefined || !isPairingRule(verdict.rule)) return undefined;
   const policy = { ...options.policy, level: 'strongest' as const };
   let healed = sanitizeChatBody(sent, { profile: options.profile, policy });
-  if (!healed.changed && isProfileName(verdict.provider) && verdict.provider !== options.profile) healed = sanitizeChatBody(sent, { profile: verdict.provider, policy });
+  if (!healed.changed && isProfileName(verdict.provider) && verdict.provider !== options.profile)
+    healed = sanitizeChatBody(sent, { profile: verdict.provider, policy });
   return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
 }

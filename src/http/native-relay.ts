@@ -1,14 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
-import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
+import {
+  brotliDecompressSync,
+  createBrotliDecompress,
+  createGunzip,
+  createInflate,
+  gunzipSync,
+  inflateSync,
+} from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
 import type { ProxyCore, ProxyExchange } from './create-proxy-core.js';
 import { rawValue } from './forward-headers.js';
 import { createGuardedConnector, isUpstreamEndedWhilePaused } from './guarded-connector.js';
-import { SilenceTimer } from './silence-timer.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { openAIError } from './openai-error-response.js';
+import { SilenceTimer } from './silence-timer.js';
 
 /*
  * The proxy served natively (docs/decisions/http-native-server.md, http-upstream-undici.md): the
@@ -27,10 +34,21 @@ const DECODER_INPUT_WINDOW = 1024 * 1024;
 export function createUpstreamPool(core: ProxyCore): Pool {
   const { protocol, hostname, port } = core.upstream;
   const host = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
-  return new Pool(`${protocol}//${host}${port === '' ? '' : `:${port}`}`, { connections: 256, headersTimeout: 0, bodyTimeout: 0, connect: createGuardedConnector() });
+  return new Pool(`${protocol}//${host}${port === '' ? '' : `:${port}`}`, {
+    connections: 256,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    connect: createGuardedConnector(),
+  });
 }
 
-export function relayNative(core: ProxyCore, pool: Dispatcher, incoming: IncomingMessage, outgoing: ServerResponse, origin: string): void {
+export function relayNative(
+  core: ProxyCore,
+  pool: Dispatcher,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  origin: string,
+): void {
   const raw = incoming.rawHeaders;
   let requestId: string | undefined;
   let declared = 0;
@@ -77,7 +95,8 @@ export function relayNative(core: ProxyCore, pool: Dispatcher, incoming: Incomin
     writeAnswer(outgoing, exchange.tooLarge(size));
   });
   incoming.once('end', () => {
-    if (!refused) relay.start(exchange.prepare(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
+    if (!refused)
+      relay.start(exchange.prepare(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
   });
   incoming.once('close', () => {
     if (!refused && !incoming.complete) exchange.fail('client-closed');
@@ -122,14 +141,25 @@ class Relay implements Dispatcher.DispatchHandlers {
   #settled = false;
   #ended = false;
 
-  constructor(exchange: ProxyExchange, pool: Dispatcher, raw: readonly string[], incoming: IncomingMessage, outgoing: ServerResponse) {
+  constructor(
+    exchange: ProxyExchange,
+    pool: Dispatcher,
+    raw: readonly string[],
+    incoming: IncomingMessage,
+    outgoing: ServerResponse,
+  ) {
     this.#exchange = exchange;
     this.#pool = pool;
     this.#incoming = incoming;
     this.#outgoing = outgoing;
     const headers = exchange.upstreamHeaders(raw);
     headers.push('accept-encoding', 'identity'); // nothing here decodes a compressed body but `decoderOf` below
-    this.#options = { path: exchange.upstreamPath, method: (incoming.method ?? 'GET') as Dispatcher.HttpMethod, headers, body: null };
+    this.#options = {
+      path: exchange.upstreamPath,
+      method: (incoming.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers,
+      body: null,
+    };
     this.#timer = new SilenceTimer(exchange.timeoutMs, () => this.#onSilence());
   }
 
@@ -162,7 +192,8 @@ class Relay implements Dispatcher.DispatchHandlers {
     this.#resume = resume;
     if (this.#clientGone) return false;
     const raw: string[] = [];
-    for (let index = 0; index < rawHeaders.length; index += 1) raw.push((rawHeaders[index] as Buffer).toString('latin1'));
+    for (let index = 0; index < rawHeaders.length; index += 1)
+      raw.push((rawHeaders[index] as Buffer).toString('latin1'));
     const exchange = this.#exchange;
     this.#encoding = encodingOf(rawValue(raw, 'content-encoding'));
     this.#declaredLength = lengthOf(rawValue(raw, 'content-length'));
@@ -341,7 +372,11 @@ class Relay implements Dispatcher.DispatchHandlers {
   #writeHead(): void {
     this.#headPending = false;
     this.#exchange.answered(this.#status);
-    this.#outgoing.writeHead(this.#status, this.#statusText, this.#exchange.clientHeaders(this.#headers, this.#encoding !== undefined));
+    this.#outgoing.writeHead(
+      this.#status,
+      this.#statusText,
+      this.#exchange.clientHeaders(this.#headers, this.#encoding !== undefined),
+    );
   }
 
   /**
@@ -409,7 +444,10 @@ class Relay implements Dispatcher.DispatchHandlers {
     this.#headPending = false;
     if (!this.#outgoing.headersSent) {
       // Cut while its 400 was being read for the heal decision: answered as fetch reports it, a failed upstream.
-      const failure = this.#exchange.fail(timedOut ? 'timeout' : 'unreachable', new Error('the upstream closed the connection or sent a body that cannot be decoded'));
+      const failure = this.#exchange.fail(
+        timedOut ? 'timeout' : 'unreachable',
+        new Error('the upstream closed the connection or sent a body that cannot be decoded'),
+      );
       if (failure !== undefined) writeAnswer(this.#outgoing, failure);
       return;
     }
@@ -466,7 +504,11 @@ export function cutResponse(outgoing: ServerResponse): void {
 /** undici's "other side closed" on a socket that had already carried an answer: a kept-alive socket gone stale. */
 function isReusedSocketClosed(error: Error): boolean {
   const socket = (error as { code?: unknown; socket?: { bytesRead?: unknown } }).socket;
-  return (error as { code?: unknown }).code === 'UND_ERR_SOCKET' && typeof socket?.bytesRead === 'number' && socket.bytesRead > 0;
+  return (
+    (error as { code?: unknown }).code === 'UND_ERR_SOCKET' &&
+    typeof socket?.bytesRead === 'number' &&
+    socket.bytesRead > 0
+  );
 }
 
 export function isStaleSocketError(error: NodeJS.ErrnoException): boolean {

@@ -1,13 +1,21 @@
 import { once } from 'node:events';
-import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, RequestOptions, ServerResponse } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { pipeline, Readable } from 'node:stream';
+import { createHostCheck } from './allowed-host.js';
 import type { ProxyCoreCarrier, ProxyRequest } from './create-proxy-handler.js';
 import { PROXY_CORE } from './create-proxy-handler.js';
-import { badRequest, createUpstreamPool, cutResponse, decoderFor, isStaleSocketError, relayNative, writeAnswer } from './native-relay.js';
-import { createHostCheck } from './allowed-host.js';
+import {
+  badRequest,
+  createUpstreamPool,
+  cutResponse,
+  decoderFor,
+  isStaleSocketError,
+  relayNative,
+  writeAnswer,
+} from './native-relay.js';
 import { openAIError, toResponse } from './openai-error-response.js';
 
 /*
@@ -62,19 +70,29 @@ export interface ServingProxy {
  * streaming), and the `Response` is written back chunk by chunk, waiting for `drain` so a slow
  * client holds back the upstream instead of filling memory.
  */
-export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Response>) & ProxyCoreCarrier, options: ServeOptions = {}): Promise<ServingProxy> {
+export async function serveProxy(
+  handler: ((request: ProxyRequest) => Promise<Response>) & ProxyCoreCarrier,
+  options: ServeOptions = {},
+): Promise<ServingProxy> {
   const host = options.host ?? '127.0.0.1';
   const carried = handler[PROXY_CORE];
   const ours = (carried?.fetch as NodeFetchCarrier | undefined)?.[NODE_FETCH] === true;
-  const native = carried !== undefined && ours ? { core: carried.core, pool: createUpstreamPool(carried.core) } : undefined;
-  const hostAllowed = createHostCheck({ bound: host, ...(options.allowHosts === undefined ? {} : { allowHosts: options.allowHosts }) });
+  const native =
+    carried !== undefined && ours ? { core: carried.core, pool: createUpstreamPool(carried.core) } : undefined;
+  const hostAllowed = createHostCheck({
+    bound: host,
+    ...(options.allowHosts === undefined ? {} : { allowHosts: options.allowHosts }),
+  });
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // A slow client is bounded twice: its headers within `headersTimeout`, its whole request within
   // `requestTimeout` (Node checks both every `connectionsCheckingInterval`, 30 s by default).
   const server = createServer({
     noDelay: true,
     requestTimeout,
-    headersTimeout: Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout === 0 ? Infinity : requestTimeout),
+    headersTimeout: Math.min(
+      options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+      requestTimeout === 0 ? Infinity : requestTimeout,
+    ),
     connectionsCheckingInterval: 1000,
   });
   server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
@@ -92,7 +110,14 @@ export async function serveProxy(handler: ((request: ProxyRequest) => Promise<Re
     if (draining) outgoing.shouldKeepAlive = false; // the answer goes out, the connection closes after it
     if (!hostAllowed(incoming.headers.host)) {
       incoming.resume();
-      writeAnswer(outgoing, openAIError(421, 'unstuck proxy: this Host is not served here (loopback names, the bound address and --allow-host only)', 'host_not_allowed'));
+      writeAnswer(
+        outgoing,
+        openAIError(
+          421,
+          'unstuck proxy: this Host is not served here (loopback names, the bound address and --allow-host only)',
+          'host_not_allowed',
+        ),
+      );
       return;
     }
     try {
@@ -165,13 +190,25 @@ function lingerAfterEarlyAnswer(incoming: IncomingMessage): void {
 /** An error that escaped a carrier for one request: that request fails (a 502 if nothing was sent yet, else a cut answer). */
 function failRelay(outgoing: ServerResponse, error: unknown): void {
   if (!outgoing.headersSent) {
-    writeAnswer(outgoing, openAIError(502, `unstuck proxy: internal error (${error instanceof Error ? error.message : String(error)})`, 'internal_error'));
+    writeAnswer(
+      outgoing,
+      openAIError(
+        502,
+        `unstuck proxy: internal error (${error instanceof Error ? error.message : String(error)})`,
+        'internal_error',
+      ),
+    );
     return;
   }
   cutResponse(outgoing);
 }
 
-async function relay(handler: (request: ProxyRequest) => Promise<Response>, incoming: IncomingMessage, outgoing: ServerResponse, origin: string): Promise<void> {
+async function relay(
+  handler: (request: ProxyRequest) => Promise<Response>,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  origin: string,
+): Promise<void> {
   const controller = new AbortController();
   outgoing.once('close', () => {
     if (!outgoing.writableFinished) controller.abort();
@@ -212,7 +249,14 @@ async function relay(handler: (request: ProxyRequest) => Promise<Response>, inco
     try {
       first = await reader.read();
     } catch (error) {
-      writeAnswer(outgoing, openAIError(502, `unstuck proxy: the upstream answer failed before its body (${error instanceof Error ? error.message : String(error)})`, 'upstream_unreachable'));
+      writeAnswer(
+        outgoing,
+        openAIError(
+          502,
+          `unstuck proxy: the upstream answer failed before its body (${error instanceof Error ? error.message : String(error)})`,
+          'upstream_unreachable',
+        ),
+      );
       return;
     }
     if (outgoing.destroyed) {
@@ -267,7 +311,8 @@ function drained(outgoing: ServerResponse): Promise<void> {
 function toRequest(incoming: IncomingMessage, origin: string, signal: AbortSignal): ProxyRequest {
   const headers = new Headers();
   const raw = incoming.rawHeaders;
-  for (let index = 0; index + 1 < raw.length; index += 2) headers.append(raw[index] as string, raw[index + 1] as string);
+  for (let index = 0; index + 1 < raw.length; index += 2)
+    headers.append(raw[index] as string, raw[index + 1] as string);
   const method = incoming.method ?? 'GET';
   // The URL is built on our own origin: the Host header is the client's to choose and is not trusted for routing.
   const url = `${origin}${incoming.url ?? '/'}`;
@@ -322,31 +367,45 @@ function readableOf(incoming: IncomingMessage): ReadableStream<Uint8Array> {
  */
 export function createNodeFetch(options: { maxSockets?: number } = {}): typeof fetch {
   const maxSockets = options.maxSockets ?? 256;
-  const agents = { 'http:': new Agent({ keepAlive: true, maxSockets }), 'https:': new HttpsAgent({ keepAlive: true, maxSockets }) };
+  const agents = {
+    'http:': new Agent({ keepAlive: true, maxSockets }),
+    'https:': new HttpsAgent({ keepAlive: true, maxSockets }),
+  };
 
   const nodeFetch = async function nodeFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const request = typeof input === 'object' && !(input instanceof URL) ? input : undefined;
     const url = new URL(request?.url ?? String(input));
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
     const method = init?.method ?? request?.method ?? 'GET';
     const headers: Record<string, string> = {};
     new Headers(init?.headers ?? request?.headers).forEach((value, name) => {
       headers[name] = value;
     });
     headers['accept-encoding'] = 'identity';
-    const body = await bodyBytes(init?.body ?? (request !== undefined && request.body !== null ? await request.arrayBuffer() : undefined));
+    const body = await bodyBytes(
+      init?.body ?? (request !== undefined && request.body !== null ? await request.arrayBuffer() : undefined),
+    );
     if (body !== undefined) headers['content-length'] = String(body.byteLength);
     const signal = init?.signal ?? request?.signal ?? undefined;
     signal?.throwIfAborted();
 
-    const requestOptions: RequestOptions = { host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method, headers, agent: agents[url.protocol as 'http:' | 'https:'] };
+    const requestOptions: RequestOptions = {
+      host: url.hostname,
+      port: url.port,
+      path: `${url.pathname}${url.search}`,
+      method,
+      headers,
+      agent: agents[url.protocol as 'http:' | 'https:'],
+    };
     const send = (): Promise<Response> =>
       new Promise<Response>((resolve, reject) => {
         const outgoing = (url.protocol === 'https:' ? httpsRequest : httpRequest)(requestOptions, (incoming) => {
           signal?.removeEventListener('abort', onAbortBeforeResponse);
           signal?.addEventListener('abort', () => incoming.destroy(signal.reason as Error), { once: true });
           const responseHeaders = new Headers();
-          for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
+          for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2)
+            responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
           const status = incoming.statusCode ?? 502;
           const init = { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders };
           if (status < 200 || status > 599) {
@@ -370,7 +429,12 @@ export function createNodeFetch(options: { maxSockets?: number } = {}): typeof f
         outgoing.once('error', (error: NodeJS.ErrnoException) => {
           signal?.removeEventListener('abort', onAbortBeforeResponse);
           if (signal?.aborted === true) reject(signal.reason);
-          else reject(Object.assign(new TypeError('fetch failed', { cause: error }), { [STALE]: outgoing.reusedSocket && isStaleSocketError(error) }));
+          else
+            reject(
+              Object.assign(new TypeError('fetch failed', { cause: error }), {
+                [STALE]: outgoing.reusedSocket && isStaleSocketError(error),
+              }),
+            );
         });
         outgoing.end(body);
       });

@@ -9,12 +9,24 @@ export interface LocalAnswer {
  * An error the proxy itself answers with, in the shape OpenAI-compatible clients parse
  * (`{ error: { message, type, param, code } }`), so SDKs surface the message instead of a parse failure.
  */
-export function openAIError(status: number, message: string, code: string, headers: Record<string, string> = {}): LocalAnswer {
-  const body = { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code } };
+export function openAIError(
+  status: number,
+  message: string,
+  code: string,
+  headers: Record<string, string> = {},
+): LocalAnswer {
+  const body = {
+    error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code },
+  };
   return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
 }
 
-export function openAIErrorResponse(status: number, message: string, code: string, headers: Record<string, string> = {}): Response {
+export function openAIErrorResponse(
+  status: number,
+  message: string,
+  code: string,
+  headers: Record<string, string> = {},
+): Response {
   return toResponse(openAIError(status, message, code, headers));
 }
 

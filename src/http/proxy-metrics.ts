@@ -44,15 +44,28 @@ export function createProxyMetrics(): ProxyMetrics {
         lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
       };
       family('unstuck_proxy_requests_total', 'counter', 'Requests answered by the proxy, by HTTP status.');
-      for (const [status, count] of sorted(requests)) lines.push(`unstuck_proxy_requests_total{status="${status}"} ${count}`);
+      for (const [status, count] of sorted(requests))
+        lines.push(`unstuck_proxy_requests_total{status="${status}"} ${count}`);
       family('unstuck_proxy_repairs_total', 'counter', 'Requests repaired before forwarding, by rule repaired.');
-      for (const [rule, count] of sorted(repairs)) lines.push(`unstuck_proxy_repairs_total{rule="${escapeLabel(rule)}"} ${count}`);
-      family('unstuck_proxy_heal_retries_total', 'counter', 'Requests retried once after the upstream rejected them with a pairing error.');
+      for (const [rule, count] of sorted(repairs))
+        lines.push(`unstuck_proxy_repairs_total{rule="${escapeLabel(rule)}"} ${count}`);
+      family(
+        'unstuck_proxy_heal_retries_total',
+        'counter',
+        'Requests retried once after the upstream rejected them with a pairing error.',
+      );
       lines.push(`unstuck_proxy_heal_retries_total ${healRetries}`);
       family('unstuck_proxy_upstream_failures_total', 'counter', 'Upstream failures the proxy answered for, by kind.');
-      for (const [kind, count] of sorted(failures)) lines.push(`unstuck_proxy_upstream_failures_total{kind="${kind}"} ${count}`);
-      family('unstuck_proxy_upstream_latency_seconds', 'histogram', 'Time from sending a request upstream to its response headers.');
-      LATENCY_BUCKETS.forEach((bound, index) => lines.push(`unstuck_proxy_upstream_latency_seconds_bucket{le="${bound}"} ${buckets[index] ?? 0}`));
+      for (const [kind, count] of sorted(failures))
+        lines.push(`unstuck_proxy_upstream_failures_total{kind="${kind}"} ${count}`);
+      family(
+        'unstuck_proxy_upstream_latency_seconds',
+        'histogram',
+        'Time from sending a request upstream to its response headers.',
+      );
+      LATENCY_BUCKETS.forEach((bound, index) =>
+        lines.push(`unstuck_proxy_upstream_latency_seconds_bucket{le="${bound}"} ${buckets[index] ?? 0}`),
+      );
       lines.push(`unstuck_proxy_upstream_latency_seconds_bucket{le="+Inf"} ${latencyCount}`);
       lines.push(`unstuck_proxy_upstream_latency_seconds_sum ${latencySum}`);
       lines.push(`unstuck_proxy_upstream_latency_seconds_count ${latencyCount}`);

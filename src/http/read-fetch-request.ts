@@ -19,7 +19,11 @@ export async function readFetchRequest<B>(
   init: RequestInit | undefined,
   select: (url: string) => ((text: string) => B | undefined) | undefined,
 ): Promise<FetchRequest<B> | undefined> {
-  const isRequest = typeof input === 'object' && 'url' in input && typeof (input as Request).clone === 'function' && !(input instanceof URL);
+  const isRequest =
+    typeof input === 'object' &&
+    'url' in input &&
+    typeof (input as Request).clone === 'function' &&
+    !(input instanceof URL);
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : (input as Request).url;
   const method = (init?.method ?? (isRequest ? (input as Request).method : 'GET')).toUpperCase();
   if (method !== 'POST') return undefined;
@@ -33,7 +37,10 @@ export async function readFetchRequest<B>(
     return {
       url,
       body,
-      build: (replacement) => (replacement === undefined ? [input, init] : [input, { ...init, body: replacement, headers: withoutContentLength(init.headers) }]),
+      build: (replacement) =>
+        replacement === undefined
+          ? [input, init]
+          : [input, { ...init, body: replacement, headers: withoutContentLength(init.headers) }],
     };
   }
   if (!isRequest) return undefined;
@@ -44,7 +51,9 @@ export async function readFetchRequest<B>(
     url,
     body,
     build: (replacement) =>
-      replacement === undefined ? [request.clone()] : [new Request(request, { body: replacement, headers: withoutContentLength(request.headers) })],
+      replacement === undefined
+        ? [request.clone()]
+        : [new Request(request, { body: replacement, headers: withoutContentLength(request.headers) })],
   };
 }
 

@@ -1,5 +1,5 @@
-import { check, repair } from '../core/index.js';
 import type { Change, Message, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import { check, repair } from '../core/index.js';
 import { repairedRules } from './wires/http-wire.js';
 
 /** How a request is repaired: the core's repair choices (see `repair` in AGENTS.md). */
@@ -42,7 +42,10 @@ export function parseChatBody(text: string): ChatBody | undefined {
  * Repairs a chat body for the provider as a request (`scope: 'request'`). A valid body comes back
  * as the same object with `changed: false`, so the caller can send the original bytes.
  */
-export function sanitizeChatBody(body: ChatBody, options: { profile?: ProfileName | Profile | undefined; policy?: RepairPolicy | undefined }): SanitizedChatBody {
+export function sanitizeChatBody(
+  body: ChatBody,
+  options: { profile?: ProfileName | Profile | undefined; policy?: RepairPolicy | undefined },
+): SanitizedChatBody {
   const shared = {
     scope: 'request' as const,
     ...(options.profile === undefined ? {} : { profile: options.profile }),

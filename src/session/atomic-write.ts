@@ -24,7 +24,11 @@ export interface WriteFileAtomicOptions {
  * rename replaces the directory entry, whatever it pointed to. A failure is an `UnstuckError`
  * naming `path` (never the temporary file).
  */
-export async function writeFileAtomic(path: string, data: Uint8Array | Iterable<Uint8Array>, options: WriteFileAtomicOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: Uint8Array | Iterable<Uint8Array>,
+  options: WriteFileAtomicOptions = {},
+): Promise<void> {
   const mode = options.mode ?? (await existingMode(path));
   const temporary = temporaryPath(path);
   let handle;
@@ -79,8 +83,13 @@ const WRITE_FAILURES: Record<string, string> = {
 function writeError(path: string, error: unknown): unknown {
   if (isUnstuckError(error)) return error;
   const code = (error as NodeJS.ErrnoException).code;
-  const why = (code === undefined ? undefined : WRITE_FAILURES[code]) ?? (error as Error).message.replaceAll(/'[^']*\.tmp-\d+-[0-9a-f]{8}'/g, 'the temporary file');
-  return new UnstuckError('IO', `cannot write: ${why}${code === undefined ? '' : ` (${code})`}`, { file: path, cause: error });
+  const why =
+    (code === undefined ? undefined : WRITE_FAILURES[code]) ??
+    (error as Error).message.replaceAll(/'[^']*\.tmp-\d+-[0-9a-f]{8}'/g, 'the temporary file');
+  return new UnstuckError('IO', `cannot write: ${why}${code === undefined ? '' : ` (${code})`}`, {
+    file: path,
+    cause: error,
+  });
 }
 
 /**
@@ -123,6 +132,7 @@ export async function removeLeftoverTemporaries(path: string, names?: readonly s
   const prefix = `.${basename(path).replace(/\.md$/, '')}`;
   const entries = names ?? (await readdir(directory).catch(() => [] as string[]));
   for (const name of entries) {
-    if (name.startsWith(prefix) && /\.tmp-\d+-[0-9a-f]{8}$/.test(name)) await rm(join(directory, name), { force: true }).catch(() => undefined);
+    if (name.startsWith(prefix) && /\.tmp-\d+-[0-9a-f]{8}$/.test(name))
+      await rm(join(directory, name), { force: true }).catch(() => undefined);
   }
 }

@@ -92,5 +92,9 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
 ];
 
 export function newerSchema(found: number, label: string): UnstuckError {
-  return new UnstuckError('SESSION_SCHEMA', `the database holds session schema version ${found}, newer than this unstuck knows (${SESSION_SCHEMA_VERSION}): upgrade unstuck; nothing was changed`, { file: label });
+  return new UnstuckError(
+    'SESSION_SCHEMA',
+    `the database holds session schema version ${found}, newer than this unstuck knows (${SESSION_SCHEMA_VERSION}): upgrade unstuck; nothing was changed`,
+    { file: label },
+  );
 }

@@ -96,7 +96,11 @@ interface Known {
  * again and go on). A write takes the session's lease, renewed while the store is open and
  * released by `close`; while another live holder has it, writes wait up to `lockTimeoutMs`.
  */
-export function createDatabaseStore(label: string, connect: () => Promise<SessionDriver>, options: DatabaseStoreOptions): SessionStore {
+export function createDatabaseStore(
+  label: string,
+  connect: () => Promise<SessionDriver>,
+  options: DatabaseStoreOptions,
+): SessionStore {
   const leaseMs = Math.max(50, options.leaseMs ?? DEFAULT_LEASE_MS);
   const lockTimeoutMs = options.lockTimeoutMs ?? leaseMs + 1000;
   const session = options.session ?? 'default';
@@ -125,17 +129,25 @@ export function createDatabaseStore(label: string, connect: () => Promise<Sessio
     const bodies: string[] = [];
     let next = 0;
     for (const [position, body] of stored.rows) {
-      if (position !== next) problems.push({ file: label, why: `messages at positions ${next}..${position - 1} are missing` });
+      if (position !== next)
+        problems.push({ file: label, why: `messages at positions ${next}..${position - 1} are missing` });
       next = position + 1;
       const message = decode(body);
       if (typeof message === 'string') {
-        problems.push({ file: label, why: `the message at position ${position} does not decode (${message}): it was left out` });
+        problems.push({
+          file: label,
+          why: `the message at position ${position} does not decode (${message}): it was left out`,
+        });
         continue;
       }
       messages.push(message);
       bodies.push(body);
     }
-    if (next !== stored.count) problems.push({ file: label, why: `the session declares ${stored.count} messages but rows reach position ${next}` });
+    if (next !== stored.count)
+      problems.push({
+        file: label,
+        why: `the session declares ${stored.count} messages but rows reach position ${next}`,
+      });
     known = { version: stored.version, count: stored.count, bodies: problems.length === 0 ? bodies : undefined };
     return { messages, problems };
   }
@@ -148,20 +160,39 @@ export function createDatabaseStore(label: string, connect: () => Promise<Sessio
       const outcome = await database.write({ holder, leaseMs, expected: known?.version, keep, bodies, breakHolder });
       if (outcome.kind === 'written') {
         const before = known?.bodies;
-        const kept = keep === 'end' ? (before !== undefined && known?.count === outcome.count - bodies.length ? before : undefined) : keep === 0 ? [] : before?.slice(0, keep);
-        known = { version: outcome.version, count: outcome.count, bodies: kept === undefined ? undefined : [...kept, ...bodies] };
+        const kept =
+          keep === 'end'
+            ? before !== undefined && known?.count === outcome.count - bodies.length
+              ? before
+              : undefined
+            : keep === 0
+              ? []
+              : before?.slice(0, keep);
+        known = {
+          version: outcome.version,
+          count: outcome.count,
+          bodies: kept === undefined ? undefined : [...kept, ...bodies],
+        };
         startHeartbeat(database);
         return;
       }
       if (outcome.kind === 'conflict') {
-        throw new UnstuckError('SESSION_CONFLICT', `session '${session}' was written by another writer since this store read it (version ${known?.version ?? 0}, now ${outcome.version}): nothing was written; load it again`, { file: label });
+        throw new UnstuckError(
+          'SESSION_CONFLICT',
+          `session '${session}' was written by another writer since this store read it (version ${known?.version ?? 0}, now ${outcome.version}): nothing was written; load it again`,
+          { file: label },
+        );
       }
       if (holderIsGone(outcome.holder)) {
         breakHolder = outcome.holder;
         continue;
       }
       if (Date.now() >= deadline) {
-        throw new UnstuckError('SESSION_LOCKED', `session '${session}' is being written by ${describeHolder(outcome.holder)}; waited ${lockTimeoutMs} ms`, { file: label });
+        throw new UnstuckError(
+          'SESSION_LOCKED',
+          `session '${session}' is being written by ${describeHolder(outcome.holder)}; waited ${lockTimeoutMs} ms`,
+          { file: label },
+        );
       }
       await sleep(POLL_MS);
     }
@@ -169,9 +200,12 @@ export function createDatabaseStore(label: string, connect: () => Promise<Sessio
 
   function startHeartbeat(database: SessionDriver): void {
     if (heartbeat !== undefined) return;
-    heartbeat = setInterval(() => {
-      database.renew(holder, leaseMs).catch(() => undefined);
-    }, Math.max(20, Math.floor(leaseMs / 3)));
+    heartbeat = setInterval(
+      () => {
+        database.renew(holder, leaseMs).catch(() => undefined);
+      },
+      Math.max(20, Math.floor(leaseMs / 3)),
+    );
     heartbeat.unref();
   }
 
@@ -213,7 +247,8 @@ export function createDatabaseStore(label: string, connect: () => Promise<Sessio
     }
   }
 
-  const guard = <T>(operation: () => Promise<T>): Promise<T> => serial(() => operation().catch((error: unknown) => Promise.reject(asStoreError(label, error))));
+  const guard = <T>(operation: () => Promise<T>): Promise<T> =>
+    serial(() => operation().catch((error: unknown) => Promise.reject(asStoreError(label, error))));
   return {
     load: () => guard(load),
     save: (messages) => guard(() => save(messages)),

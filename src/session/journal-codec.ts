@@ -13,7 +13,8 @@ export function formatJournal(messages: readonly Message[]): string {
   // Concatenation builds a rope that is flattened once, when written: cheaper than join here.
   let text = '';
   for (let start = 0; start < messages.length; start += FORMAT_MESSAGES) {
-    const group = start === 0 && messages.length <= FORMAT_MESSAGES ? messages : messages.slice(start, start + FORMAT_MESSAGES);
+    const group =
+      start === 0 && messages.length <= FORMAT_MESSAGES ? messages : messages.slice(start, start + FORMAT_MESSAGES);
     text += linesOf(group, start + 1);
   }
   return text;
@@ -31,7 +32,12 @@ function linesOf(messages: readonly Message[], first: number): string {
   if (messages.every(startsWithRole)) {
     const array = JSON.stringify(messages);
     let cuts = 0;
-    for (let at = array.indexOf(BOUNDARY_TEXT); at !== -1 && cuts < messages.length; at = array.indexOf(BOUNDARY_TEXT, at + 2)) cuts += 1;
+    for (
+      let at = array.indexOf(BOUNDARY_TEXT);
+      at !== -1 && cuts < messages.length;
+      at = array.indexOf(BOUNDARY_TEXT, at + 2)
+    )
+      cuts += 1;
     if (cuts === messages.length - 1) return `${array.slice(1, -1).replaceAll(BOUNDARY_TEXT, '}\n{"role":')}\n`;
   }
   let text = '';
@@ -55,7 +61,11 @@ export function parseJournal(text: string, options: { file?: string } = {}): Loa
  * did not finish (a piece of a longer file ends at a line break, and its last line is whole).
  * Returns how many lines it read.
  */
-export function parseJournalLines(text: string, options: { file: string; firstLine: number; last: boolean }, into: LoadResult): number {
+export function parseJournalLines(
+  text: string,
+  options: { file: string; firstLine: number; last: boolean },
+  into: LoadResult,
+): number {
   const { file } = options;
   const { messages, problems } = into;
   let start = 0;
@@ -72,13 +82,23 @@ export function parseJournalLines(text: string, options: { file: string; firstLi
     try {
       value = JSON.parse(line);
     } catch (error) {
-      problems.push(torn
-        ? { file, line: lineNumber, why: 'the last line is cut short (an append that did not finish): ignored' }
-        : { file, line: lineNumber, why: `corrupt line, not JSON (${(error as Error).message}): this message was not recovered` });
+      problems.push(
+        torn
+          ? { file, line: lineNumber, why: 'the last line is cut short (an append that did not finish): ignored' }
+          : {
+              file,
+              line: lineNumber,
+              why: `corrupt line, not JSON (${(error as Error).message}): this message was not recovered`,
+            },
+      );
       continue;
     }
     if (!isMessage(value)) {
-      problems.push({ file, line: lineNumber, why: 'line is JSON but not a message (an object with a string role): not recovered' });
+      problems.push({
+        file,
+        line: lineNumber,
+        why: 'line is JSON but not a message (an object with a string role): not recovered',
+      });
       continue;
     }
     messages.push(value);

@@ -31,7 +31,10 @@ const GROUP_BYTES = 32 * 1024;
  * the start of the file, exactly as parseJournal reads the whole text; the line left after the
  * last line break is the file's last line, cut short if it does not parse.
  */
-export async function readJournalFile(path: string, options: { chunkBytes?: number; groupBytes?: number } = {}): Promise<LoadResult> {
+export async function readJournalFile(
+  path: string,
+  options: { chunkBytes?: number; groupBytes?: number } = {},
+): Promise<LoadResult> {
   const chunkBytes = Math.max(1, Math.floor(options.chunkBytes ?? CHUNK_BYTES));
   const groupBytes = Math.max(1, Math.floor(options.groupBytes ?? GROUP_BYTES));
   const result: LoadResult = { messages: [], problems: [] };
@@ -80,7 +83,14 @@ export async function readJournalFile(path: string, options: { chunkBytes?: numb
  * number of lines read. Problems about UTF-8 go to `notUtf8`, listed after the others (as before
  * the journal was read in pieces).
  */
-function readPiece(buffer: Buffer, file: string, firstLine: number, groupBytes: number, into: LoadResult, notUtf8: SessionProblem[]): number {
+function readPiece(
+  buffer: Buffer,
+  file: string,
+  firstLine: number,
+  groupBytes: number,
+  into: LoadResult,
+  notUtf8: SessionProblem[],
+): number {
   const bytes = buffer.subarray(1);
   const regular = bytes[0] !== 0x0a && bytes.indexOf(0x0d) === -1 && bytes.indexOf('\n\n') === -1;
   if (regular) {
@@ -91,7 +101,14 @@ function readPiece(buffer: Buffer, file: string, firstLine: number, groupBytes: 
 }
 
 /** Reads `bytes` line by line (parseJournal's rules), numbering from `firstLine`. */
-function readLines(bytes: Buffer, file: string, firstLine: number, last: boolean, into: LoadResult, notUtf8: SessionProblem[]): number {
+function readLines(
+  bytes: Buffer,
+  file: string,
+  firstLine: number,
+  last: boolean,
+  into: LoadResult,
+  notUtf8: SessionProblem[],
+): number {
   const text = decodeUtf8(bytes);
   const lines = parseJournalLines(text ?? bytes.toString('utf8'), { file, firstLine, last }, into);
   if (text === undefined) notUtf8.push(...invalidUtf8Lines(bytes, file, firstLine));
@@ -111,7 +128,12 @@ function readGroups(buffer: Buffer, groupBytes: number, messages: Message[]): nu
   while (start <= size) {
     const breaks: number[] = [];
     const limit = start + groupBytes;
-    for (let index = buffer.indexOf(0x0a, start); index !== -1 && (index < limit || breaks.length === 0); index = buffer.indexOf(0x0a, index + 1)) breaks.push(index);
+    for (
+      let index = buffer.indexOf(0x0a, start);
+      index !== -1 && (index < limit || breaks.length === 0);
+      index = buffer.indexOf(0x0a, index + 1)
+    )
+      breaks.push(index);
     const last = breaks[breaks.length - 1]!;
     const before = buffer[start - 1]!;
     buffer[start - 1] = 0x5b; // [
@@ -142,7 +164,8 @@ function invalidUtf8Lines(bytes: Buffer, file: string, firstLine: number): Sessi
   for (let line = firstLine; start < bytes.length; line += 1) {
     let end = bytes.indexOf(0x0a, start);
     if (end === -1) end = bytes.length;
-    if (!isUtf8(bytes.subarray(start, end))) problems.push({ file, line, why: 'line is not valid UTF-8: the bytes that are not were read as U+FFFD' });
+    if (!isUtf8(bytes.subarray(start, end)))
+      problems.push({ file, line, why: 'line is not valid UTF-8: the bytes that are not were read as U+FFFD' });
     start = end + 1;
   }
   return problems;

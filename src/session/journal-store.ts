@@ -7,12 +7,12 @@ import { isMessage } from '../core/messages.js';
 import { removeLeftoverTemporaries, syncDirectory, writeFileAtomic } from './atomic-write.js';
 import { formatJournal } from './journal-codec.js';
 import { readJournalFile } from './journal-reader.js';
+import { encodeMessages } from './message-json.js';
 import { asSaveError } from './save-error.js';
 import { createSerial } from './serial.js';
 import type { JournalStoreOptions, LoadResult, SessionStore } from './types.js';
 import type { WriterLock } from './writer-lock.js';
 import { acquireWriterLock } from './writer-lock.js';
-import { encodeMessages } from './message-json.js';
 
 /**
  * A session kept as a JSONL journal (see journal-codec.ts). `append` adds lines and fsyncs them,
@@ -26,7 +26,12 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
 
   async function ensureLock(): Promise<void> {
     if (lock === undefined) {
-      lock = options.lock ?? (await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }));
+      lock =
+        options.lock ??
+        (await acquireWriterLock(
+          path,
+          options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs },
+        ));
       tailChecked = false;
     }
   }
@@ -98,13 +103,16 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
 
   return {
     load: () => serial(load),
-    save: (messages) => serial(() => save(messages).catch((error: unknown) => Promise.reject(asSaveError(path, error)))),
-    append: (messages) => serial(() => append(messages).catch((error: unknown) => Promise.reject(asSaveError(path, error)))),
-    close: () => serial(async () => {
-      const held = lock;
-      lock = undefined;
-      if (held !== options.lock) await held?.release();
-    }),
+    save: (messages) =>
+      serial(() => save(messages).catch((error: unknown) => Promise.reject(asSaveError(path, error)))),
+    append: (messages) =>
+      serial(() => append(messages).catch((error: unknown) => Promise.reject(asSaveError(path, error)))),
+    close: () =>
+      serial(async () => {
+        const held = lock;
+        lock = undefined;
+        if (held !== options.lock) await held?.release();
+      }),
   };
 }
 

@@ -63,7 +63,8 @@ function matches(value: unknown, snapshot: unknown): boolean {
   if (value === snapshot) return value === null || typeof value !== 'object';
   if (value === null || snapshot === null || typeof value !== 'object' || typeof snapshot !== 'object') return false;
   if (Array.isArray(snapshot)) {
-    if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype || value.length !== snapshot.length) return false;
+    if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype || value.length !== snapshot.length)
+      return false;
     for (let index = 0; index < snapshot.length; index += 1) if (!matches(value[index], snapshot[index])) return false;
     return true;
   }
@@ -75,7 +76,11 @@ function matches(value: unknown, snapshot: unknown): boolean {
   if (valueKeys.length !== keys.length) return false;
   for (let index = 0; index < keys.length; index += 1) {
     const key = keys[index]!;
-    if (valueKeys[index] !== key || !matches((value as Record<string, unknown>)[key], (snapshot as Record<string, unknown>)[key])) return false;
+    if (
+      valueKeys[index] !== key ||
+      !matches((value as Record<string, unknown>)[key], (snapshot as Record<string, unknown>)[key])
+    )
+      return false;
   }
   return true;
 }

@@ -29,7 +29,12 @@ export function encodeMessages(messages: readonly Message[], first = 1): Encoded
   if (messages.length > 0 && messages.every(startsWithRole)) {
     const bytes = encodeUtf8(JSON.stringify(messages));
     const ends: number[] = [];
-    for (let at = bytes.indexOf(BOUNDARY, 1); at !== -1 && ends.length < messages.length; at = bytes.indexOf(BOUNDARY, at + 2)) ends.push(at);
+    for (
+      let at = bytes.indexOf(BOUNDARY, 1);
+      at !== -1 && ends.length < messages.length;
+      at = bytes.indexOf(BOUNDARY, at + 2)
+    )
+      ends.push(at);
     if (ends.length === messages.length - 1 && bytes[0] === 0x5b && bytes[bytes.length - 1] === 0x5d) {
       // `[m1,…,mn]` -> `m1,…,mn,`: without the `[`, a match's offset is where its message ends.
       bytes[bytes.length - 1] = 0x2c;
@@ -58,7 +63,8 @@ export function encodeMessages(messages: readonly Message[], first = 1): Encoded
 
 /** True when `JSON.stringify(message)` starts with `{"role":"`: a plain object whose first key is a string `role`. */
 export function startsWithRole(message: Message): boolean {
-  if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof message.role !== 'string') return false;
+  if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof message.role !== 'string')
+    return false;
   if (typeof (message as { toJSON?: unknown }).toJSON === 'function') return false;
   if (!Object.prototype.hasOwnProperty.call(message, 'role')) return false;
   // Own keys come first in for-in, in the order JSON.stringify writes them.

@@ -1,8 +1,14 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { isUnstuckError, UnstuckError } from '../core/errors.js';
-import type { DatabaseSessionEntry, DatabaseStoreOptions, SessionDriver, StoredSession, WriteOutcome } from './database-store.js';
-import { createDatabaseStore } from './database-store.js';
 import { newerSchema, POSTGRES_MIGRATIONS, SESSION_SCHEMA_VERSION } from './database-schema.js';
+import type {
+  DatabaseSessionEntry,
+  DatabaseStoreOptions,
+  SessionDriver,
+  StoredSession,
+  WriteOutcome,
+} from './database-store.js';
+import { createDatabaseStore } from './database-store.js';
 import type { SessionStore } from './types.js';
 
 export type PostgresStoreOptions = DatabaseStoreOptions;
@@ -29,12 +35,20 @@ export function createPostgresStore(connection: PostgresConnection, options: Pos
 export async function listPostgresSessions(connection: PostgresConnection): Promise<DatabaseSessionEntry[]> {
   const label = describeConnection(connection);
   const owned = !isPool(connection);
-  const pool = isPool(connection) ? connection : new (await loadDriver()).Pool({ max: 1, connectionTimeoutMillis: 10_000, ...(typeof connection === 'string' ? { connectionString: connection } : connection) });
+  const pool = isPool(connection)
+    ? connection
+    : new (await loadDriver()).Pool({
+        max: 1,
+        connectionTimeoutMillis: 10_000,
+        ...(typeof connection === 'string' ? { connectionString: connection } : connection),
+      });
   pool.on('error', () => undefined);
   try {
     const present = await pool.query("SELECT to_regclass('unstuck_sessions') IS NOT NULL AS present");
     if (present.rows[0]?.present !== true) return [];
-    const rows = await pool.query<{ id: string; count: number; updated_at: Date }>('SELECT id, count, updated_at FROM unstuck_sessions ORDER BY updated_at DESC, id DESC');
+    const rows = await pool.query<{ id: string; count: number; updated_at: Date }>(
+      'SELECT id, count, updated_at FROM unstuck_sessions ORDER BY updated_at DESC, id DESC',
+    );
     return rows.rows.map((row) => ({ id: row.id, messages: row.count, updated: row.updated_at }));
   } catch (error) {
     throw asConnectionError(error, label);
@@ -55,13 +69,17 @@ export function describeConnection(connection: PostgresConnection): string {
       return 'postgres://(unparsable connection string)';
     }
   }
-  const config = isPool(connection) ? (connection as unknown as { options?: PoolConfig }).options ?? {} : connection;
+  const config = isPool(connection) ? ((connection as unknown as { options?: PoolConfig }).options ?? {}) : connection;
   if (typeof config.connectionString === 'string') return describeConnection(config.connectionString);
   return `postgres://${config.user ?? ''}${config.user === undefined ? '' : '@'}${String(config.host ?? 'localhost')}:${config.port ?? 5432}/${config.database ?? ''}`;
 }
 
 function isPool(connection: PostgresConnection): connection is Pool {
-  return typeof connection === 'object' && typeof (connection as Pool).connect === 'function' && typeof (connection as Pool).query === 'function';
+  return (
+    typeof connection === 'object' &&
+    typeof (connection as Pool).connect === 'function' &&
+    typeof (connection as Pool).query === 'function'
+  );
 }
 
 async function openPostgres(connection: PostgresConnection, session: string, label: string): Promise<SessionDriver> {
@@ -90,7 +108,11 @@ async function loadDriver(): Promise<typeof import('pg')> {
     const module = await import('pg');
     return (module as unknown as { default?: typeof import('pg') }).default ?? module;
   } catch (error) {
-    throw new UnstuckError('CONFIG', `createPostgresStore needs the pg package (npm install pg@8): ${(error as Error).message}`, { cause: error });
+    throw new UnstuckError(
+      'CONFIG',
+      `createPostgresStore needs the pg package (npm install pg@8): ${(error as Error).message}`,
+      { cause: error },
+    );
   }
 }
 
@@ -166,37 +188,67 @@ function createPostgresDriver(pool: Pool, session: string, label: string, owned:
 
   return {
     // One statement, so one snapshot: the session row with its messages.
-    read: () => withClient(async (client) => {
-      const result = await client.query<{ version: string; count: number; position: number | null; body: string | null }>(
-        'SELECT s.version, s.count, m.position, m.body FROM unstuck_sessions s LEFT JOIN unstuck_messages m ON m.session = s.id WHERE s.id = $1 ORDER BY m.position',
-        [session],
-      );
-      const first = result.rows[0];
-      if (first === undefined) return undefined;
-      const rows: StoredSession['rows'] = [];
-      for (const row of result.rows) if (row.position !== null) rows.push([row.position, row.body!]);
-      return { version: Number(first.version), count: first.count, rows } satisfies StoredSession;
-    }),
-    write: (request) => withClient(async (client) => {
-      const result = await client.query<{ o_outcome: string; o_version: string; o_count: number; o_holder: string | null }>(
-        'SELECT * FROM unstuck_write($1, $2, $3, $4, $5, $6, $7)',
-        [session, request.holder, request.leaseMs, request.expected ?? null, request.keep === 'end' ? null : request.keep, request.bodies, request.breakHolder ?? null],
-      );
-      return toOutcome(result.rows[0]!);
-    }),
-    renew: (holder, leaseMs) => withClient(async (client) => {
-      await client.query("UPDATE unstuck_sessions SET lease_expires = clock_timestamp() + $3 * interval '1 millisecond' WHERE id = $1 AND lease_holder = $2", [session, holder, leaseMs]);
-    }),
-    release: (holder) => withClient(async (client) => {
-      await client.query('UPDATE unstuck_sessions SET lease_holder = NULL, lease_expires = NULL WHERE id = $1 AND lease_holder = $2', [session, holder]);
-    }),
+    read: () =>
+      withClient(async (client) => {
+        const result = await client.query<{
+          version: string;
+          count: number;
+          position: number | null;
+          body: string | null;
+        }>(
+          'SELECT s.version, s.count, m.position, m.body FROM unstuck_sessions s LEFT JOIN unstuck_messages m ON m.session = s.id WHERE s.id = $1 ORDER BY m.position',
+          [session],
+        );
+        const first = result.rows[0];
+        if (first === undefined) return undefined;
+        const rows: StoredSession['rows'] = [];
+        for (const row of result.rows) if (row.position !== null) rows.push([row.position, row.body!]);
+        return { version: Number(first.version), count: first.count, rows } satisfies StoredSession;
+      }),
+    write: (request) =>
+      withClient(async (client) => {
+        const result = await client.query<{
+          o_outcome: string;
+          o_version: string;
+          o_count: number;
+          o_holder: string | null;
+        }>('SELECT * FROM unstuck_write($1, $2, $3, $4, $5, $6, $7)', [
+          session,
+          request.holder,
+          request.leaseMs,
+          request.expected ?? null,
+          request.keep === 'end' ? null : request.keep,
+          request.bodies,
+          request.breakHolder ?? null,
+        ]);
+        return toOutcome(result.rows[0]!);
+      }),
+    renew: (holder, leaseMs) =>
+      withClient(async (client) => {
+        await client.query(
+          "UPDATE unstuck_sessions SET lease_expires = clock_timestamp() + $3 * interval '1 millisecond' WHERE id = $1 AND lease_holder = $2",
+          [session, holder, leaseMs],
+        );
+      }),
+    release: (holder) =>
+      withClient(async (client) => {
+        await client.query(
+          'UPDATE unstuck_sessions SET lease_holder = NULL, lease_expires = NULL WHERE id = $1 AND lease_holder = $2',
+          [session, holder],
+        );
+      }),
     end: async () => {
       if (owned) await pool.end();
     },
   };
 }
 
-function toOutcome(row: { o_outcome: string; o_version: string; o_count: number; o_holder: string | null }): WriteOutcome {
+function toOutcome(row: {
+  o_outcome: string;
+  o_version: string;
+  o_count: number;
+  o_holder: string | null;
+}): WriteOutcome {
   const version = Number(row.o_version);
   if (row.o_outcome === 'written') return { kind: 'written', version, count: row.o_count };
   if (row.o_outcome === 'conflict') return { kind: 'conflict', version };
@@ -208,10 +260,26 @@ function asConnectionError(error: unknown, label: string): UnstuckError {
   if (isUnstuckError(error)) return error;
   const code = (error as { code?: string }).code;
   const message = (error as Error).message;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ETIMEDOUT' || /timeout exceeded when trying to connect/i.test(message)) {
-    return new UnstuckError('IO', `cannot reach the PostgreSQL server: ${code ?? message}`, { file: label, cause: error });
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'ETIMEDOUT' ||
+    /timeout exceeded when trying to connect/i.test(message)
+  ) {
+    return new UnstuckError('IO', `cannot reach the PostgreSQL server: ${code ?? message}`, {
+      file: label,
+      cause: error,
+    });
   }
-  if (code === '28P01' || code === '28000') return new UnstuckError('CONFIG', `the PostgreSQL server refused the login: ${message}`, { file: label, cause: error });
+  if (code === '28P01' || code === '28000')
+    return new UnstuckError('CONFIG', `the PostgreSQL server refused the login: ${message}`, {
+      file: label,
+      cause: error,
+    });
   if (code === '3D000') return new UnstuckError('CONFIG', `${message}`, { file: label, cause: error });
-  return new UnstuckError('IO', `PostgreSQL: ${message}${code === undefined ? '' : ` (${code})`}`, { file: label, cause: error });
+  return new UnstuckError('IO', `PostgreSQL: ${message}${code === undefined ? '' : ` (${code})`}`, {
+    file: label,
+    cause: error,
+  });
 }

@@ -1,8 +1,15 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { UnstuckError } from '../core/errors.js';
-import type { DatabaseSessionEntry, DatabaseStoreOptions, SessionDriver, StoredSession, WriteOutcome, WriteRequest } from './database-store.js';
-import { createDatabaseStore } from './database-store.js';
 import { newerSchema, SESSION_SCHEMA_VERSION, SQLITE_MIGRATIONS } from './database-schema.js';
+import type {
+  DatabaseSessionEntry,
+  DatabaseStoreOptions,
+  SessionDriver,
+  StoredSession,
+  WriteOutcome,
+  WriteRequest,
+} from './database-store.js';
+import { createDatabaseStore } from './database-store.js';
 import type { SessionStore } from './types.js';
 
 export interface SqliteStoreOptions extends DatabaseStoreOptions {
@@ -30,15 +37,25 @@ export async function listSqliteSessions(path: string): Promise<DatabaseSessionE
     database = new Database(path, { readonly: true, fileMustExist: true });
   } catch (error) {
     if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') return [];
-    throw new UnstuckError('IO', `cannot open the SQLite database: ${(error as Error).message}`, { file: `sqlite:${path}`, cause: error });
+    throw new UnstuckError('IO', `cannot open the SQLite database: ${(error as Error).message}`, {
+      file: `sqlite:${path}`,
+      cause: error,
+    });
   }
   try {
-    const table = database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unstuck_sessions'").get();
+    const table = database
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unstuck_sessions'")
+      .get();
     if (table === undefined) return [];
-    const rows = database.prepare('SELECT id, count, updated_at FROM unstuck_sessions ORDER BY updated_at DESC, id DESC').all() as { id: string; count: number; updated_at: number }[];
+    const rows = database
+      .prepare('SELECT id, count, updated_at FROM unstuck_sessions ORDER BY updated_at DESC, id DESC')
+      .all() as { id: string; count: number; updated_at: number }[];
     return rows.map((row) => ({ id: row.id, messages: row.count, updated: new Date(row.updated_at) }));
   } catch (error) {
-    throw new UnstuckError('IO', `cannot use the SQLite database: ${(error as Error).message}`, { file: `sqlite:${path}`, cause: error });
+    throw new UnstuckError('IO', `cannot use the SQLite database: ${(error as Error).message}`, {
+      file: `sqlite:${path}`,
+      cause: error,
+    });
   } finally {
     database.close();
   }
@@ -50,7 +67,10 @@ async function openSqlite(path: string, session: string, label: string, busyTime
   try {
     database = new Database(path, { fileMustExist: false, timeout: busyTimeoutMs });
   } catch (error) {
-    throw new UnstuckError('IO', `cannot open the SQLite database: ${(error as Error).message}`, { file: label, cause: error });
+    throw new UnstuckError('IO', `cannot open the SQLite database: ${(error as Error).message}`, {
+      file: label,
+      cause: error,
+    });
   }
   try {
     database.pragma('journal_mode = WAL');
@@ -59,7 +79,10 @@ async function openSqlite(path: string, session: string, label: string, busyTime
   } catch (error) {
     database.close();
     if (error instanceof UnstuckError) throw error;
-    throw new UnstuckError('IO', `cannot use the SQLite database: ${(error as Error).message}`, { file: label, cause: error });
+    throw new UnstuckError('IO', `cannot use the SQLite database: ${(error as Error).message}`, {
+      file: label,
+      cause: error,
+    });
   }
   return createSqliteDriver(database, session);
 }
@@ -68,28 +91,39 @@ async function loadDriver(): Promise<typeof BetterSqlite3> {
   try {
     return (await import('better-sqlite3')).default;
   } catch (error) {
-    throw new UnstuckError('CONFIG', `createSqliteStore needs the better-sqlite3 package (npm install better-sqlite3@12): ${(error as Error).message}`, { cause: error });
+    throw new UnstuckError(
+      'CONFIG',
+      `createSqliteStore needs the better-sqlite3 package (npm install better-sqlite3@12): ${(error as Error).message}`,
+      { cause: error },
+    );
   }
 }
 
 /** Brings the schema to SESSION_SCHEMA_VERSION in one transaction; refuses a newer one. Idempotent. */
 function migrate(database: BetterSqlite3.Database, label: string): void {
   const current = (): number => {
-    const table = database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unstuck_schema'").get();
+    const table = database
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unstuck_schema'")
+      .get();
     if (table === undefined) return 0;
-    return (database.prepare('SELECT max(version) AS version FROM unstuck_schema').get() as { version: number | null }).version ?? 0;
+    return (
+      (database.prepare('SELECT max(version) AS version FROM unstuck_schema').get() as { version: number | null })
+        .version ?? 0
+    );
   };
   if (current() === SESSION_SCHEMA_VERSION) return;
-  database.transaction(() => {
-    database.exec('CREATE TABLE IF NOT EXISTS unstuck_schema (version INTEGER NOT NULL)');
-    const found = current();
-    if (found > SESSION_SCHEMA_VERSION) throw newerSchema(found, label);
-    for (const migration of SQLITE_MIGRATIONS) {
-      if (migration.version <= found) continue;
-      database.exec(migration.sql);
-      database.prepare('INSERT INTO unstuck_schema (version) VALUES (?)').run(migration.version);
-    }
-  }).immediate();
+  database
+    .transaction(() => {
+      database.exec('CREATE TABLE IF NOT EXISTS unstuck_schema (version INTEGER NOT NULL)');
+      const found = current();
+      if (found > SESSION_SCHEMA_VERSION) throw newerSchema(found, label);
+      for (const migration of SQLITE_MIGRATIONS) {
+        if (migration.version <= found) continue;
+        database.exec(migration.sql);
+        database.prepare('INSERT INTO unstuck_schema (version) VALUES (?)').run(migration.version);
+      }
+    })
+    .immediate();
 }
 
 interface SessionRow {
@@ -100,15 +134,25 @@ interface SessionRow {
 }
 
 function createSqliteDriver(database: BetterSqlite3.Database, session: string): SessionDriver {
-  const selectSession = database.prepare('SELECT version, count, lease_holder, lease_expires FROM unstuck_sessions WHERE id = ?');
+  const selectSession = database.prepare(
+    'SELECT version, count, lease_holder, lease_expires FROM unstuck_sessions WHERE id = ?',
+  );
   // Rows as [position, body] arrays: no object per row (a tenth of a seed-sized load's time).
-  const selectRows = database.prepare('SELECT position, body FROM unstuck_messages WHERE session = ? ORDER BY position').raw(true);
-  const insertSession = database.prepare('INSERT INTO unstuck_sessions (id, version, count, updated_at) VALUES (?, 0, 0, ?)');
+  const selectRows = database
+    .prepare('SELECT position, body FROM unstuck_messages WHERE session = ? ORDER BY position')
+    .raw(true);
+  const insertSession = database.prepare(
+    'INSERT INTO unstuck_sessions (id, version, count, updated_at) VALUES (?, 0, 0, ?)',
+  );
   const deleteFrom = database.prepare('DELETE FROM unstuck_messages WHERE session = ? AND position >= ?');
   const insertMessage = database.prepare('INSERT INTO unstuck_messages (session, position, body) VALUES (?, ?, ?)');
-  const updateSession = database.prepare('UPDATE unstuck_sessions SET version = ?, count = ?, lease_holder = ?, lease_expires = ?, updated_at = ? WHERE id = ?');
+  const updateSession = database.prepare(
+    'UPDATE unstuck_sessions SET version = ?, count = ?, lease_holder = ?, lease_expires = ?, updated_at = ? WHERE id = ?',
+  );
   const renew = database.prepare('UPDATE unstuck_sessions SET lease_expires = ? WHERE id = ? AND lease_holder = ?');
-  const release = database.prepare('UPDATE unstuck_sessions SET lease_holder = NULL, lease_expires = NULL WHERE id = ? AND lease_holder = ?');
+  const release = database.prepare(
+    'UPDATE unstuck_sessions SET lease_holder = NULL, lease_expires = NULL WHERE id = ? AND lease_holder = ?',
+  );
 
   // A read transaction: the session row and its messages from one snapshot.
   const read = database.transaction((): StoredSession | undefined => {
@@ -124,12 +168,18 @@ function createSqliteDriver(database: BetterSqlite3.Database, session: string): 
       insertSession.run(session, now);
       row = { version: 0, count: 0, lease_holder: null, lease_expires: null };
     }
-    const leased = row.lease_holder !== null && row.lease_holder !== request.holder && row.lease_holder !== request.breakHolder && (row.lease_expires ?? 0) > now;
+    const leased =
+      row.lease_holder !== null &&
+      row.lease_holder !== request.holder &&
+      row.lease_holder !== request.breakHolder &&
+      (row.lease_expires ?? 0) > now;
     if (leased) return { kind: 'locked', holder: row.lease_holder! };
-    if (request.expected !== undefined && row.version !== request.expected) return { kind: 'conflict', version: row.version };
+    if (request.expected !== undefined && row.version !== request.expected)
+      return { kind: 'conflict', version: row.version };
     const keep = request.keep === 'end' ? row.count : request.keep;
     if (keep < row.count) deleteFrom.run(session, keep);
-    for (let index = 0; index < request.bodies.length; index += 1) insertMessage.run(session, keep + index, request.bodies[index]);
+    for (let index = 0; index < request.bodies.length; index += 1)
+      insertMessage.run(session, keep + index, request.bodies[index]);
     const version = row.version + 1;
     const count = keep + request.bodies.length;
     updateSession.run(version, count, request.holder, now + request.leaseMs, now, session);

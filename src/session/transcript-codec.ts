@@ -10,8 +10,9 @@
  *  - on read, only a marker that is a whole line, outside fenced content, counts;
  *  - the writer closes any fence that content left open, so a real marker is never inside one.
  */
-import type { LoadResult } from './types.js';
+
 import { countProblems, parseTranscriptText } from './transcript-reader.js';
+import type { LoadResult } from './types.js';
 
 export { formatTranscript } from './transcript-writer.js';
 
@@ -21,7 +22,11 @@ export function parseTranscript(text: string, options: { file?: string } = {}): 
   const parsed = parseTranscriptText(text, file);
   const problems = parsed.problems;
   for (const segment of parsed.segments) {
-    problems.push({ file, line: segment.line, why: `declares segment file ${segment.file} (${segment.messages} messages), which parseTranscript does not read: load the file with createTranscriptStore` });
+    problems.push({
+      file,
+      line: segment.line,
+      why: `declares segment file ${segment.file} (${segment.messages} messages), which parseTranscript does not read: load the file with createTranscriptStore`,
+    });
   }
   if (parsed.segments.length === 0) problems.push(...countProblems(file, parsed.declared, parsed.messages.length));
   return { messages: parsed.messages, problems };

@@ -61,14 +61,23 @@ export function findHandEdits(input: HandEditInput): { messages: Message[]; prob
     } else {
       edited += 1;
       if (edited <= REPORTED_EDITS) {
-        const line = lineAt(index === 0 ? headingBefore(view, from, marker.offset) : from + (view.charCodeAt(from) === 0x0a ? 1 : 0));
-        problems.push({ file, line, why: `the readable text of message ${first + index} was edited by hand: its nf-msg marker holds the message and wins, so the edit is not kept when the session is saved` });
+        const line = lineAt(
+          index === 0 ? headingBefore(view, from, marker.offset) : from + (view.charCodeAt(from) === 0x0a ? 1 : 0),
+        );
+        problems.push({
+          file,
+          line,
+          why: `the readable text of message ${first + index} was edited by hand: its nf-msg marker holds the message and wins, so the edit is not kept when the session is saved`,
+        });
       }
     }
     out.push(messages[index]!);
   }
   if (edited > REPORTED_EDITS) {
-    problems.push({ file, why: `the readable text of ${edited - REPORTED_EDITS} more message(s) was edited too (an editor that trims spaces or changes line ends does this): those edits are not kept either` });
+    problems.push({
+      file,
+      why: `the readable text of ${edited - REPORTED_EDITS} more message(s) was edited too (an editor that trims spaces or changes line ends does this): those edits are not kept either`,
+    });
   }
   const tailFrom = markers.length === 0 ? input.start : markers[markers.length - 1]!.end + 1;
   let tail = view.slice(tailFrom);
@@ -80,7 +89,11 @@ export function findHandEdits(input: HandEditInput): { messages: Message[]; prob
   }
   if (tail.trim() !== '') out.push(...readAdded(tail, tailAt));
   if (problems.length === 0 && out.length === messages.length) {
-    problems.push({ file, line: 1, why: 'the readable text was edited by hand outside any message (the title or the segment list): the edit is not kept when the session is saved' });
+    problems.push({
+      file,
+      line: 1,
+      why: 'the readable text was edited by hand outside any message (the title or the segment list): the edit is not kept when the session is saved',
+    });
   }
   return { messages: out, problems };
 
@@ -90,7 +103,11 @@ export function findHandEdits(input: HandEditInput): { messages: Message[]; prob
     const headings = [...text.matchAll(/^## (.*)$/gm)];
     const before = headings.length === 0 ? text : text.slice(0, headings[0]!.index);
     if (before.trim() !== '') {
-      problems.push({ file, line: lineAt(at + before.search(/\S/)), why: 'text added by hand outside any message (no "## N · role" heading above it): it is not kept when the session is saved' });
+      problems.push({
+        file,
+        line: lineAt(at + before.search(/\S/)),
+        why: 'text added by hand outside any message (no "## N · role" heading above it): it is not kept when the session is saved',
+      });
     }
     for (const [number, heading] of headings.entries()) {
       const start = heading.index;
@@ -100,10 +117,18 @@ export function findHandEdits(input: HandEditInput): { messages: Message[]; prob
       const message = messageOf(title, content);
       const line = lineAt(at + start);
       if (message === undefined) {
-        problems.push({ file, line, why: `heading "## ${title.slice(0, 60)}" added by hand names no role (user, assistant, system, developer, or tool with its \`call id\`): its text is not kept when the session is saved` });
+        problems.push({
+          file,
+          line,
+          why: `heading "## ${title.slice(0, 60)}" added by hand names no role (user, assistant, system, developer, or tool with its \`call id\`): its text is not kept when the session is saved`,
+        });
         continue;
       }
-      problems.push({ file, line, why: `message added by hand (a heading and text, no nf-msg marker): read as a ${message.role} message; saving the session gives it its marker` });
+      problems.push({
+        file,
+        line,
+        why: `message added by hand (a heading and text, no nf-msg marker): read as a ${message.role} message; saving the session gives it its marker`,
+      });
       added.push(message);
     }
     return added;
@@ -116,13 +141,19 @@ export function findHandEdits(input: HandEditInput): { messages: Message[]; prob
 
 /** `## 12 · user`, `## user`, `## 3 · tool · \`call_1\``: the role (and a tool result's call id) a heading names. */
 function messageOf(title: string, content: string): Message | undefined {
-  const parts = title.split('·').map((part) => part.trim()).filter((part) => part !== '');
+  const parts = title
+    .split('·')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   // The number in front (`12`, or `12b` for one put between 12 and 13) is not the role.
   if (parts.length > 1 && !ROLES.has(parts[0]!.toLowerCase())) parts.shift();
   const role = parts[0]?.toLowerCase();
   if (role === undefined || !ROLES.has(role)) return undefined;
   if (role === 'tool') {
-    const id = parts.slice(1).map((part) => /^`([^`]+)`$/.exec(part)?.[1]).find((value) => value !== undefined);
+    const id = parts
+      .slice(1)
+      .map((part) => /^`([^`]+)`$/.exec(part)?.[1])
+      .find((value) => value !== undefined);
     return id === undefined ? undefined : { role: 'tool', tool_call_id: id, content };
   }
   return { role, content } as Message;

@@ -49,7 +49,13 @@ export function declaredSegmentNames(head: string): string[] {
 /** A problem when the header declared another number of messages than were read. */
 export function countProblems(file: string, declared: number | undefined, found: number): SessionProblem[] {
   if (declared === undefined || declared === found) return [];
-  return [{ file, line: 1, why: `the header declares ${declared} messages but ${found} were read: ${declared > found ? `${declared - found} missing (file cut short or damaged)` : 'the file was edited'}` }];
+  return [
+    {
+      file,
+      line: 1,
+      why: `the header declares ${declared} messages but ${found} were read: ${declared > found ? `${declared - found} missing (file cut short or damaged)` : 'the file was edited'}`,
+    },
+  ];
 }
 
 /**
@@ -76,11 +82,18 @@ export function parseTranscriptText(text: string, file: string): ParsedTranscrip
  * readable text is compared with what the writer renders, to report edits and read messages
  * added by hand (segment files declare no readable digest of their own).
  */
-export function parseTranscriptBytes(bytes: Buffer, file: string, options: { verified?: boolean; changed?: boolean } = {}): ParsedTranscript {
+export function parseTranscriptBytes(
+  bytes: Buffer,
+  file: string,
+  options: { verified?: boolean; changed?: boolean } = {},
+): ParsedTranscript {
   const body = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
   const text = body.toString('latin1');
   const hashFrom = (offset: number) => createHash('sha256').update(body.subarray(offset)).digest('hex');
-  return readOwnFile(text, file, options.verified === true, hashFrom, true, options.changed === true) ?? parseView(text, file, true);
+  return (
+    readOwnFile(text, file, options.verified === true, hashFrom, true, options.changed === true) ??
+    parseView(text, file, true)
+  );
 }
 
 const HEADER_START = '<!-- unstuck-session ';
@@ -105,7 +118,14 @@ const NO_DIGEST: Digest = { update: () => NO_DIGEST };
  * after its ` -->`) returns undefined and the full reader takes over, with fences, and lists what
  * it finds.
  */
-function readOwnFile(text: string, file: string, verified: boolean, hashFrom: (offset: number) => string, latin1: boolean, changed = false): ParsedTranscript | undefined {
+function readOwnFile(
+  text: string,
+  file: string,
+  verified: boolean,
+  hashFrom: (offset: number) => string,
+  latin1: boolean,
+  changed = false,
+): ParsedTranscript | undefined {
   if (!text.startsWith(HEADER_START)) return undefined;
   const first = text.indexOf(MARKER_LINE);
   // The head: header, title, segment declarations; it ends where the first message's heading starts.
@@ -141,7 +161,16 @@ function readOwnFile(text: string, file: string, verified: boolean, hashFrom: (o
   // The markers are intact but the text around them is not what the writer wrote (its digest
   // says so, or the caller knows the file's bytes changed): what did a person do to it?
   if (!intact && bodyStart > 0 && (head.readable !== undefined || changed)) {
-    const edits = findHandEdits({ view: text, latin1, file, start: bodyStart, markers, messages, first: head.first ?? 1, lineAt: createLineCounter(text).at });
+    const edits = findHandEdits({
+      view: text,
+      latin1,
+      file,
+      start: bodyStart,
+      markers,
+      messages,
+      first: head.first ?? 1,
+      lineAt: createLineCounter(text).at,
+    });
     result.messages = edits.messages;
     result.problems = edits.problems;
   }
@@ -153,14 +182,23 @@ function parseView(text: string, file: string, latin1: boolean): ParsedTranscrip
   if (fenced.swallowed === 0 || !fenced.damaged) return fenced.result;
   const unfenced = scanTranscript(text, file, false, latin1);
   if (unfenced.result.messages.length <= fenced.result.messages.length) return fenced.result;
-  unfenced.result.problems.unshift({ file, why: `fenced blocks do not line up (damage?): ${fenced.swallowed} marker line(s) inside them were read as messages` });
+  unfenced.result.problems.unshift({
+    file,
+    why: `fenced blocks do not line up (damage?): ${fenced.swallowed} marker line(s) inside them were read as messages`,
+  });
   return unfenced.result;
 }
 
 /** Lines that can change what a transcript means; every other line is readable text, skipped unread. */
 const SIGNIFICANT = /^(?:<!--|## \d+ | {0,3}(?:```|~~~))/gm;
 
-function scanTranscript(text: string, file: string, useFences: boolean, latin1: boolean, headOnly = false): { result: ParsedTranscript; swallowed: number; damaged: boolean } {
+function scanTranscript(
+  text: string,
+  file: string,
+  useFences: boolean,
+  latin1: boolean,
+  headOnly = false,
+): { result: ParsedTranscript; swallowed: number; damaged: boolean } {
   const messages: Message[] = [];
   const problems: SessionProblem[] = [];
   const segments: SegmentRef[] = [];
@@ -199,7 +237,11 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
         readMarker(line, start);
       } else if (line.startsWith('<!-- unstuck-')) {
         if (messages.length === 0 && readDeclaration(line, start)) continue;
-        problems.push({ file, line: lines.at(start), why: `malformed or misplaced header line: ${preview(latin1 ? Buffer.from(line, 'latin1').toString('utf8') : line)}` });
+        problems.push({
+          file,
+          line: lines.at(start),
+          why: `malformed or misplaced header line: ${preview(latin1 ? Buffer.from(line, 'latin1').toString('utf8') : line)}`,
+        });
       }
     } else if (first === 0x23 /* # */) {
       if (pendingHeading === -1) pendingHeading = start;
@@ -215,14 +257,26 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
   decodeMarkers(markers, file, lines, messages, problems, digest);
   if (fence !== undefined && markersInFence > 0) {
     damaged = true;
-    problems.push({ file, line: lines.at(fenceAt), why: `a fenced block opened here is never closed; ${markersInFence} marker line(s) after it were read as content, not as messages` });
+    problems.push({
+      file,
+      line: lines.at(fenceAt),
+      why: `a fenced block opened here is never closed; ${markersInFence} marker line(s) after it were read as content, not as messages`,
+    });
   }
   if (!headOnly && declaredDigest !== undefined && digest.digest('hex') !== declaredDigest) {
     damaged = true;
-    problems.push({ file, line: 1, why: 'the marker lines do not match the digest in the header: the file was changed or damaged after it was saved' });
+    problems.push({
+      file,
+      line: 1,
+      why: 'the marker lines do not match the digest in the header: the file was changed or damaged after it was saved',
+    });
   }
   if (pendingHeading !== -1) {
-    problems.push({ file, line: lines.at(pendingHeading), why: 'a message starts here but its nf-msg marker line is missing (file cut short?): the message was not recovered' });
+    problems.push({
+      file,
+      line: lines.at(pendingHeading),
+      why: 'a message starts here but its nf-msg marker line is missing (file cut short?): the message was not recovered',
+    });
   }
   if (messages.length === 0 && declared === undefined && segments.length === 0 && /\S/.test(text)) {
     problems.push({ file, why: 'no nf-msg marker lines: this is not a session transcript, or it lost every marker' });
@@ -241,7 +295,11 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
     let close = line.lastIndexOf(MARKER_SUFFIX);
     const tail = close === -1 ? '' : line.slice(close + MARKER_SUFFIX.length);
     if (close < MARKER_PREFIX.length - 1 || tail.trim() !== '') {
-      problems.push({ file, line: lines.at(offset), why: 'incomplete nf-msg marker (no closing -->): the message was not recovered' });
+      problems.push({
+        file,
+        line: lines.at(offset),
+        why: 'incomplete nf-msg marker (no closing -->): the message was not recovered',
+      });
       return;
     }
     if (close < MARKER_PREFIX.length) close = MARKER_PREFIX.length;
@@ -252,7 +310,11 @@ function scanTranscript(text: string, file: string, useFences: boolean, latin1: 
     const header = HEADER.exec(line);
     if (header !== null) {
       if (Number(header[1]) > FORMAT_VERSION) {
-        problems.push({ file, line: lines.at(offset), why: `written by a newer format (v${header[1]}); reading it as v${FORMAT_VERSION}` });
+        problems.push({
+          file,
+          line: lines.at(offset),
+          why: `written by a newer format (v${header[1]}); reading it as v${FORMAT_VERSION}`,
+        });
       }
       const count = /(?:^| )messages=(\d+)(?: |$)/.exec(header[2] ?? '');
       if (count !== null) declared = Number(count[1]);
@@ -290,13 +352,28 @@ interface MarkerPayload {
  * base64, bad UTF-8, bad JSON, a payload that is not exactly one message) falls back to reading
  * the markers one by one, each failure listed with its line.
  */
-function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Digest): void {
+function decodeMarkers(
+  markers: readonly MarkerPayload[],
+  file: string,
+  lines: { at(offset: number): number },
+  messages: Message[],
+  problems: SessionProblem[],
+  digest: Digest,
+): void {
   // In groups of about GROUP_CHARS of base64, so each group's JSON text is a young-heap object.
   let start = 0;
   while (start < markers.length) {
     let end = start;
-    for (let chars = 0; end < markers.length && (chars < GROUP_CHARS || end === start); end += 1) chars += markers[end]!.payload.length;
-    decodeGroup(start === 0 && end === markers.length ? markers : markers.slice(start, end), file, lines, messages, problems, digest);
+    for (let chars = 0; end < markers.length && (chars < GROUP_CHARS || end === start); end += 1)
+      chars += markers[end]!.payload.length;
+    decodeGroup(
+      start === 0 && end === markers.length ? markers : markers.slice(start, end),
+      file,
+      lines,
+      messages,
+      problems,
+      digest,
+    );
     start = end;
   }
 }
@@ -308,7 +385,14 @@ function decodeMarkers(markers: readonly MarkerPayload[], file: string, lines: {
  */
 const GROUP_CHARS = 43 * 1024;
 
-function decodeGroup(markers: readonly MarkerPayload[], file: string, lines: { at(offset: number): number }, messages: Message[], problems: SessionProblem[], digest: Digest): void {
+function decodeGroup(
+  markers: readonly MarkerPayload[],
+  file: string,
+  lines: { at(offset: number): number },
+  messages: Message[],
+  problems: SessionProblem[],
+  digest: Digest,
+): void {
   if (markers.length === 0) return;
   let bound = 2;
   for (const marker of markers) bound += (marker.payload.length >>> 2) * 3 + 1;
@@ -347,23 +431,39 @@ function decodeGroup(markers: readonly MarkerPayload[], file: string, lines: { a
     const bytes = Buffer.from(marker.payload, 'base64');
     if (decodedLength(marker.payload) !== bytes.length) {
       if (!whole) digest.update(marker.payload).update(',');
-      problems.push({ file, line: lines.at(marker.offset), why: 'nf-msg marker payload is not valid base64: the message was not recovered' });
+      problems.push({
+        file,
+        line: lines.at(marker.offset),
+        why: 'nf-msg marker payload is not valid base64: the message was not recovered',
+      });
       continue;
     }
     if (!whole) digest.update(bytes).update(',');
     if (!isUtf8(bytes)) {
-      problems.push({ file, line: lines.at(marker.offset), why: 'nf-msg marker payload is not UTF-8: the message was not recovered' });
+      problems.push({
+        file,
+        line: lines.at(marker.offset),
+        why: 'nf-msg marker payload is not UTF-8: the message was not recovered',
+      });
       continue;
     }
     let value: unknown;
     try {
       value = JSON.parse(bytes.toString('utf8'));
     } catch (error) {
-      problems.push({ file, line: lines.at(marker.offset), why: `nf-msg marker payload is not JSON (${(error as Error).message}): the message was not recovered` });
+      problems.push({
+        file,
+        line: lines.at(marker.offset),
+        why: `nf-msg marker payload is not JSON (${(error as Error).message}): the message was not recovered`,
+      });
       continue;
     }
     if (!isMessage(value)) {
-      problems.push({ file, line: lines.at(marker.offset), why: 'nf-msg marker does not hold a message (an object with a string role)' });
+      problems.push({
+        file,
+        line: lines.at(marker.offset),
+        why: 'nf-msg marker does not hold a message (an object with a string role)',
+      });
       continue;
     }
     messages.push(value);
@@ -391,7 +491,12 @@ function createLineCounter(text: string): { at(offset: number): number } {
         offset = 0;
         line = 1;
       }
-      for (let index = text.indexOf('\n', offset); index !== -1 && index < target; index = text.indexOf('\n', index + 1)) line += 1;
+      for (
+        let index = text.indexOf('\n', offset);
+        index !== -1 && index < target;
+        index = text.indexOf('\n', index + 1)
+      )
+        line += 1;
       // Continue from the start of the target's line next time.
       offset = target;
       return line;

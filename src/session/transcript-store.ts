@@ -57,20 +57,30 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
   const onDisk = new Map<string, BigIntStats>();
 
   async function ensureLock(): Promise<void> {
-    if (lock === undefined) lock = options.lock ?? (await acquireWriterLock(path, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }));
+    if (lock === undefined)
+      lock =
+        options.lock ??
+        (await acquireWriterLock(
+          path,
+          options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs },
+        ));
   }
 
   async function save(messages: readonly Message[]): Promise<void> {
     await ensureLock();
     // Segment files get the main file's permissions: a private session stays private whole.
-    const mode = await stat(path).then((info) => info.mode & 0o7777, () => undefined);
+    const mode = await stat(path).then(
+      (info) => info.mode & 0o7777,
+      () => undefined,
+    );
     const fullSegments = messages.length > segmentMessages ? Math.floor((messages.length - 1) / segmentMessages) : 0;
     const segments: Omit<SegmentRef, 'line'>[] = [];
     const writes = createWriteWindow(SEGMENT_WRITES);
     let wroteSegment = false;
-    const write = (file: string, sha256: string, data: Buffer[] | (() => Buffer[])) => writes.add(async () => {
-      if (await ensureSegment(file, sha256, data, mode)) wroteSegment = true;
-    });
+    const write = (file: string, sha256: string, data: Buffer[] | (() => Buffer[])) =>
+      writes.add(async () => {
+        if (await ensureSegment(file, sha256, data, mode)) wroteSegment = true;
+      });
     try {
       for (let index = 0; index < fullSegments; index += 1) {
         const first = index * segmentMessages;
@@ -100,7 +110,15 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     blocks.length = fullSegments;
     if (wroteSegment) await syncDirectory(directory);
     const tail = messages.slice(fullSegments * segmentMessages);
-    await writeFileAtomic(path, formatTranscriptBytes(tail, { first: fullSegments * segmentMessages + 1, total: messages.length, segments, readableDigest: true }));
+    await writeFileAtomic(
+      path,
+      formatTranscriptBytes(tail, {
+        first: fullSegments * segmentMessages + 1,
+        total: messages.length,
+        segments,
+        readableDigest: true,
+      }),
+    );
     // The switch is done; whatever the new main file does not declare belongs to older saves.
     // Removing it is housekeeping: a failure here does not undo a save that has succeeded.
     const keep = new Set(segments.map((segment) => segment.file));
@@ -128,7 +146,12 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
    * gives another inode, writing into it moves its times, and its change time cannot be set back.
    * Any other file is read and hashed first, as one written by another process or an older save.
    */
-  async function ensureSegment(file: string, sha256: string, data: Buffer[] | (() => Buffer[]), mode: number | undefined): Promise<boolean> {
+  async function ensureSegment(
+    file: string,
+    sha256: string,
+    data: Buffer[] | (() => Buffer[]),
+    mode: number | undefined,
+  ): Promise<boolean> {
     const target = join(directory, file);
     const known = onDisk.get(file);
     if (known !== undefined) {
@@ -140,7 +163,11 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       onDisk.set(file, found.identity);
       return false;
     }
-    await writeFileAtomic(target, typeof data === 'function' ? data() : data, mode === undefined ? { syncDirectory: false } : { syncDirectory: false, mode });
+    await writeFileAtomic(
+      target,
+      typeof data === 'function' ? data() : data,
+      mode === undefined ? { syncDirectory: false } : { syncDirectory: false, mode },
+    );
     onDisk.set(file, await stat(target, { bigint: true }));
     return true;
   }
@@ -162,9 +189,16 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     }
   }
 
-  async function loadSegments(parsed: ParsedTranscript, mainText: Buffer, mayRetry: boolean): Promise<LoadResult | undefined> {
+  async function loadSegments(
+    parsed: ParsedTranscript,
+    mainText: Buffer,
+    mayRetry: boolean,
+  ): Promise<LoadResult | undefined> {
     if (parsed.segments.length === 0) {
-      return { messages: parsed.messages, problems: [...parsed.problems, ...countProblems(path, parsed.declared, parsed.messages.length)] };
+      return {
+        messages: parsed.messages,
+        problems: [...parsed.problems, ...countProblems(path, parsed.declared, parsed.messages.length)],
+      };
     }
     const messages: Message[] = [];
     const problems: SessionProblem[] = [];
@@ -183,7 +217,11 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
         scratch = buffer;
       } catch (error) {
         if (mayRetry && !(await readFile(path).catch(() => mainText)).equals(mainText)) return undefined;
-        problems.push({ file: path, line: segment.line, why: `segment file ${segment.file} (${segment.messages} messages) cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): its messages were not recovered` });
+        problems.push({
+          file: path,
+          line: segment.line,
+          why: `segment file ${segment.file} (${segment.messages} messages) cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): its messages were not recovered`,
+        });
         continue;
       }
       // The file's digest is computed on the thread pool while this thread parses, trusting it to
@@ -192,15 +230,27 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
       let part = parseTranscriptBytes(bytes, file, { verified: true });
       const sha256 = Buffer.from(await hashing).toString('hex');
       if (sha256 !== segment.sha256) {
-        problems.push({ file, why: `digest does not match the one the main file declares (the file was changed or damaged); reading what is intact` });
+        problems.push({
+          file,
+          why: `digest does not match the one the main file declares (the file was changed or damaged); reading what is intact`,
+        });
         part = parseTranscriptBytes(bytes, file, { changed: true });
       }
       problems.push(...part.problems);
       if (part.messages.length !== segment.messages) {
-        problems.push({ file, why: `the main file declares ${segment.messages} messages in this segment but ${part.messages.length} were read` });
+        problems.push({
+          file,
+          why: `the main file declares ${segment.messages} messages in this segment but ${part.messages.length} were read`,
+        });
       }
       // Read whole and intact: the next save can keep this file without formatting or reading it again.
-      if (aligned && sha256 === segment.sha256 && part.problems.length === 0 && part.messages.length === segment.messages) remember(index, segment, identity, part.messages);
+      if (
+        aligned &&
+        sha256 === segment.sha256 &&
+        part.problems.length === 0 &&
+        part.messages.length === segment.messages
+      )
+        remember(index, segment, identity, part.messages);
       for (const message of part.messages) messages.push(message);
     }
     for (const message of parsed.messages) messages.push(message);
@@ -220,14 +270,16 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
 
   return {
     load: () => serial(load),
-    save: (messages) => serial(() => save(messages).catch((error: unknown) => Promise.reject(asSaveError(path, error)))),
-    close: () => serial(async () => {
-      const held = lock;
-      lock = undefined;
-      blocks.length = 0;
-      onDisk.clear();
-      if (held !== options.lock) await held?.release();
-    }),
+    save: (messages) =>
+      serial(() => save(messages).catch((error: unknown) => Promise.reject(asSaveError(path, error)))),
+    close: () =>
+      serial(async () => {
+        const held = lock;
+        lock = undefined;
+        blocks.length = 0;
+        onDisk.clear();
+        if (held !== options.lock) await held?.release();
+      }),
   };
 }
 
@@ -235,7 +287,10 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
  * A segment's bytes with the identity they were read under (taken first: a change while reading
  * moves it), read into `scratch` when it is large enough; `buffer` is what holds them, for reuse.
  */
-async function readIdentified(file: string, scratch?: Buffer): Promise<{ bytes: Buffer; identity: BigIntStats; buffer: Buffer }> {
+async function readIdentified(
+  file: string,
+  scratch?: Buffer,
+): Promise<{ bytes: Buffer; identity: BigIntStats; buffer: Buffer }> {
   const handle = await open(file, 'r');
   try {
     const identity = await handle.stat({ bigint: true });
@@ -268,7 +323,10 @@ const READABLE = /(?:^| )readable=sha256:([0-9a-f]{64})(?: |$)/;
 async function parseMainFile(bytes: Buffer, path: string): Promise<ParsedTranscript> {
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   const headerEnd = bytes.indexOf(0x0a, start);
-  const declared = headerEnd === -1 ? undefined : READABLE.exec(bytes.toString('latin1', start, headerEnd).replace(/ -->\s*$/, ''))?.[1];
+  const declared =
+    headerEnd === -1
+      ? undefined
+      : READABLE.exec(bytes.toString('latin1', start, headerEnd).replace(/ -->\s*$/, ''))?.[1];
   if (declared === undefined) return parseTranscriptBytes(bytes, path);
   const hashing = webcrypto.subtle.digest('SHA-256', bytes.subarray(headerEnd + 1));
   const parsed = parseTranscriptBytes(bytes, path, { verified: true });
@@ -299,7 +357,15 @@ async function segmentsOfBackup(file: string): Promise<string[]> {
 }
 
 function sameIdentity(known: BigIntStats, now: BigIntStats | undefined): boolean {
-  return now !== undefined && now.isFile() && now.dev === known.dev && now.ino === known.ino && now.size === known.size && now.mtimeNs === known.mtimeNs && now.ctimeNs === known.ctimeNs;
+  return (
+    now !== undefined &&
+    now.isFile() &&
+    now.dev === known.dev &&
+    now.ino === known.ino &&
+    now.size === known.size &&
+    now.mtimeNs === known.mtimeNs &&
+    now.ctimeNs === known.ctimeNs
+  );
 }
 
 /**
@@ -317,9 +383,11 @@ function createWriteWindow(size: number): { add(write: () => Promise<void>): Pro
   return {
     async add(write) {
       if (failure !== undefined) return finish();
-      const promise: Promise<void> = write().catch((error: unknown) => {
-        failure ??= { error };
-      }).finally(() => running.delete(promise));
+      const promise: Promise<void> = write()
+        .catch((error: unknown) => {
+          failure ??= { error };
+        })
+        .finally(() => running.delete(promise));
       running.add(promise);
       if (running.size >= size) await Promise.race(running);
     },

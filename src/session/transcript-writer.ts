@@ -4,9 +4,9 @@ import { createHash } from 'node:crypto';
 import type { Message } from '../core/messages.js';
 import { textOf } from '../core/messages.js';
 import type { Fence } from './fence.js';
+import { fenceFor, stepFence } from './fence.js';
 import type { EncodedMessages } from './message-json.js';
 import { encodeMessages } from './message-json.js';
-import { fenceFor, stepFence } from './fence.js';
 import type { SegmentRef } from './transcript-syntax.js';
 import { FORMAT_VERSION, MARKER_PREFIX, MARKER_SUFFIX } from './transcript-syntax.js';
 
@@ -47,7 +47,13 @@ export function formatTranscriptText(messages: readonly Message[], options: Form
       index += 1;
     }
   }
-  return headerLine(options, digest, options.readableDigest === true ? createHash('sha256').update(text, 'utf8').digest('hex') : undefined) + text;
+  return (
+    headerLine(
+      options,
+      digest,
+      options.readableDigest === true ? createHash('sha256').update(text, 'utf8').digest('hex') : undefined,
+    ) + text
+  );
 }
 
 /** Bytes per buffer of formatTranscriptBytes: a few syscalls per segment, little slack. */
@@ -163,7 +169,8 @@ export function readable(message: Message, number: number): string {
   }
   if (Array.isArray(message.content)) {
     for (const part of message.content) {
-      if (part !== null && typeof part === 'object' && part.type !== 'text') out += `_[${inline(String(part.type))} part]_\n\n`;
+      if (part !== null && typeof part === 'object' && part.type !== 'text')
+        out += `_[${inline(String(part.type))} part]_\n\n`;
     }
   }
   if (Array.isArray(message.tool_calls)) {

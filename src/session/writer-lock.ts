@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnstuckError } from '../core/errors.js';
 
@@ -40,10 +40,16 @@ export async function acquireWriterLock(target: string, options: { timeoutMs?: n
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') {
         // Named after the file the caller means to write, not the lock file it never heard of.
-        throw new UnstuckError('IO', `cannot write: its directory does not exist (${code})`, { file: target, cause: error });
+        throw new UnstuckError('IO', `cannot write: its directory does not exist (${code})`, {
+          file: target,
+          cause: error,
+        });
       }
       if (code !== 'EEXIST') {
-        throw new UnstuckError('IO', `cannot create the lock file: ${(error as Error).message}`, { file: path, cause: error });
+        throw new UnstuckError('IO', `cannot create the lock file: ${(error as Error).message}`, {
+          file: path,
+          cause: error,
+        });
       }
     }
     const held = await readHolder(path);
@@ -52,8 +58,13 @@ export async function acquireWriterLock(target: string, options: { timeoutMs?: n
       continue;
     }
     if (Date.now() >= deadline) {
-      const who = held?.holder === undefined ? 'another writer' : `process ${held.holder.pid} on ${held.holder.host} (since ${held.holder.since})`;
-      throw new UnstuckError('SESSION_LOCKED', `the session is being written by ${who}; waited ${timeoutMs} ms`, { file: target });
+      const who =
+        held?.holder === undefined
+          ? 'another writer'
+          : `process ${held.holder.pid} on ${held.holder.host} (since ${held.holder.since})`;
+      throw new UnstuckError('SESSION_LOCKED', `the session is being written by ${who}; waited ${timeoutMs} ms`, {
+        file: target,
+      });
     }
     await sleep(POLL_MS);
   }
@@ -68,7 +79,10 @@ async function readHolder(path: string): Promise<{ raw: string; holder?: Holder;
   }
   const holder = parseHolder(raw);
   if (holder === undefined) {
-    const age = await stat(path).then((info) => Date.now() - info.mtimeMs, () => 0);
+    const age = await stat(path).then(
+      (info) => Date.now() - info.mtimeMs,
+      () => 0,
+    );
     return { raw, stale: age > UNREADABLE_GRACE_MS };
   }
   return { raw, holder, stale: holder.host === hostname() && !isProcessAlive(holder.pid) };
@@ -77,7 +91,8 @@ async function readHolder(path: string): Promise<{ raw: string; holder?: Holder;
 function parseHolder(raw: string): Holder | undefined {
   try {
     const value = JSON.parse(raw) as Partial<Holder>;
-    if (typeof value.pid === 'number' && typeof value.host === 'string') return { pid: value.pid, host: value.host, since: String(value.since) };
+    if (typeof value.pid === 'number' && typeof value.host === 'string')
+      return { pid: value.pid, host: value.host, since: String(value.since) };
   } catch {
     // an unreadable lock is judged by its age
   }
@@ -100,7 +115,10 @@ async function breakStaleLock(path: string, staleContent: string): Promise<void>
   } catch {
     // Someone else is breaking it. If that someone died mid-break, clear their breaker.
     const pid = Number.parseInt(await readFile(breaker, 'utf8').catch(() => ''), 10);
-    const age = await stat(breaker).then((info) => Date.now() - info.mtimeMs, () => 0);
+    const age = await stat(breaker).then(
+      (info) => Date.now() - info.mtimeMs,
+      () => 0,
+    );
     if (Number.isInteger(pid) ? !isProcessAlive(pid) : age > UNREADABLE_GRACE_MS) await rm(breaker, { force: true });
     await sleep(POLL_MS);
     return;

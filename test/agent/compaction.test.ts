@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { AgentEvent } from '../../src/agent/index.js';
 import { SUMMARY_MARKER } from '../../src/agent/compact-history.js';
+import type { AgentEvent } from '../../src/agent/index.js';
 import type { Message } from '../../src/core/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { agentFor, assertEveryRequestValid, assertValidHistory, collect, echoTool, recordingStore, userTexts } from './helpers.js';
+import { createEmulator } from '../../src/emulator/index.js';
+import {
+  agentFor,
+  assertEveryRequestValid,
+  assertValidHistory,
+  collect,
+  echoTool,
+  recordingStore,
+  userTexts,
+} from './helpers.js';
 
 /**
  * Compaction by summary in the runner, against the strict emulator. Requests that carry no tools
@@ -22,14 +30,27 @@ function emulators(): { main: Emulator; summarizer: Emulator; fetch: typeof fetc
   return { main, summarizer, fetch: route };
 }
 
-const of = <T extends AgentEvent['type']>(events: AgentEvent[], type: T) => events.filter((event): event is Extract<AgentEvent, { type: T }> => event.type === type);
+const of = <T extends AgentEvent['type']>(events: AgentEvent[], type: T) =>
+  events.filter((event): event is Extract<AgentEvent, { type: T }> => event.type === type);
 
-async function turns(agent: ReturnType<typeof agentFor>, main: Emulator, count: number, from = 0): Promise<AgentEvent[]> {
+async function turns(
+  agent: ReturnType<typeof agentFor>,
+  main: Emulator,
+  count: number,
+  from = 0,
+): Promise<AgentEvent[]> {
   const all: AgentEvent[] = [];
   for (let turn = from; turn < from + count; turn += 1) {
-    main.push({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text: `turn ${turn} `.repeat(25) }) }] }, { text: `answer ${turn} `.repeat(20) });
+    main.push(
+      { toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text: `turn ${turn} `.repeat(25) }) }] },
+      { text: `answer ${turn} `.repeat(20) },
+    );
     const events = await collect(agent.runTurn(`question ${turn} `.repeat(12)));
-    assert.deepEqual(of(events, 'turn-end').map((event) => event.reason), ['stop'], JSON.stringify(of(events, 'error')));
+    assert.deepEqual(
+      of(events, 'turn-end').map((event) => event.reason),
+      ['stop'],
+      JSON.stringify(of(events, 'error')),
+    );
     all.push(...events);
   }
   return all;
@@ -49,7 +70,14 @@ describe('compaction by summary', () => {
     summarizer.push({ text: 'The person asked twelve questions; each was echoed and answered.' });
     const store = recordingStore();
     const contextWindow = 4_000;
-    const agent = agentFor(main, { tools: [echoTool], systemPrompt: 'You are a test agent.', contextWindow, reserveTokens: 500, session: store, fetch });
+    const agent = agentFor(main, {
+      tools: [echoTool],
+      systemPrompt: 'You are a test agent.',
+      contextWindow,
+      reserveTokens: 500,
+      session: store,
+      fetch,
+    });
     const events = await turns(agent, main, 14);
     const [start] = of(events, 'compaction-start');
     const [done] = of(events, 'compaction-end');
@@ -66,11 +94,15 @@ describe('compaction by summary', () => {
     assert.match(asked.messages[1].content, /## result of echo/);
 
     // Requests after it carry the summary pair in place of the turns it covers, then whole turns.
-    const after = main.requests.slice(main.requests.findIndex((request) => JSON.stringify(request.body.messages).includes(SUMMARY_MARKER)));
+    const after = main.requests.slice(
+      main.requests.findIndex((request) => JSON.stringify(request.body.messages).includes(SUMMARY_MARKER)),
+    );
     assert.ok(after.length > 0);
     for (const request of after) {
       const messages = request.body.messages as Message[];
-      const at = messages.findIndex((message) => typeof message.content === 'string' && message.content.startsWith(SUMMARY_MARKER));
+      const at = messages.findIndex(
+        (message) => typeof message.content === 'string' && message.content.startsWith(SUMMARY_MARKER),
+      );
       assert.equal(at, 1, 'system prompt, then the summary');
       assert.match(String(messages[at]?.content), /each was echoed and answered/);
       assert.equal(messages[at + 1]?.role, 'assistant');
@@ -84,27 +116,54 @@ describe('compaction by summary', () => {
 
     // Nothing lost: every user message is saved, and the summary pair is an addition.
     const saved = await store.current();
-    assert.deepEqual(userTexts(saved).filter((text) => !text.startsWith(SUMMARY_MARKER)), Array.from({ length: 14 }, (_, turn) => `question ${turn} `.repeat(12)));
+    assert.deepEqual(
+      userTexts(saved).filter((text) => !text.startsWith(SUMMARY_MARKER)),
+      Array.from({ length: 14 }, (_, turn) => `question ${turn} `.repeat(12)),
+    );
     assert.equal(saved.filter((message) => String(message.content).startsWith(SUMMARY_MARKER)).length, 1);
     assertValidHistory(saved);
 
     // Resumed from the store, the runner still sends the summary, not the old turns.
-    const resumed = agentFor(main, { tools: [echoTool], systemPrompt: 'You are a test agent.', contextWindow, reserveTokens: 500, session: store, fetch });
+    const resumed = agentFor(main, {
+      tools: [echoTool],
+      systemPrompt: 'You are a test agent.',
+      contextWindow,
+      reserveTokens: 500,
+      session: store,
+      fetch,
+    });
     main.push({ text: 'resumed answer' });
     const next = await collect(resumed.runTurn('and now?'));
     assert.equal(of(next, 'turn-end')[0]?.reason, 'stop');
     const last = main.requests.at(-1)?.body.messages as Message[];
     assert.ok(String(last[1]?.content).startsWith(SUMMARY_MARKER));
     assert.ok(!JSON.stringify(last).includes('question 0 '));
-    assert.equal(resumed.messages.length, saved.length + 2 + 2 * of(next, 'compaction-end').length, 'the turn, and a summary pair if it compacted again');
-    assert.deepEqual(resumed.messages.slice(0, saved.length).filter((message) => !String(message.content).startsWith(SUMMARY_MARKER) && message.role === 'user'), saved.filter((message) => !String(message.content).startsWith(SUMMARY_MARKER) && message.role === 'user'));
+    assert.equal(
+      resumed.messages.length,
+      saved.length + 2 + 2 * of(next, 'compaction-end').length,
+      'the turn, and a summary pair if it compacted again',
+    );
+    assert.deepEqual(
+      resumed.messages
+        .slice(0, saved.length)
+        .filter((message) => !String(message.content).startsWith(SUMMARY_MARKER) && message.role === 'user'),
+      saved.filter((message) => !String(message.content).startsWith(SUMMARY_MARKER) && message.role === 'user'),
+    );
   });
 
   test('a compaction that fails leaves the history and the session as they were, and the turn still answers', async () => {
     const { main, summarizer, fetch } = emulators();
     const store = recordingStore();
     const contextWindow = 4_000;
-    const agent = agentFor(main, { tools: [echoTool], systemPrompt: 'You are a test agent.', contextWindow, reserveTokens: 500, session: store, fetch, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    const agent = agentFor(main, {
+      tools: [echoTool],
+      systemPrompt: 'You are a test agent.',
+      contextWindow,
+      reserveTokens: 500,
+      session: store,
+      fetch,
+      retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    });
     summarizer.push({ fault: { status: 503 } }, { fault: { status: 503 } }, { fault: { status: 503 } });
     let savedBefore: Message[] = [];
     let failed: AgentEvent | undefined;
@@ -127,9 +186,17 @@ describe('compaction by summary', () => {
 
   test('a second compaction carries the first summary forward and covers the turns after it', async () => {
     const { main, summarizer, fetch } = emulators();
-    summarizer.push(...Array.from({ length: 12 }, (_, index) => ({ text: `SUMMARY #${index + 1} of the turns so far.` })));
+    summarizer.push(
+      ...Array.from({ length: 12 }, (_, index) => ({ text: `SUMMARY #${index + 1} of the turns so far.` })),
+    );
     const contextWindow = 4_000;
-    const agent = agentFor(main, { tools: [echoTool], systemPrompt: 'You are a test agent.', contextWindow, reserveTokens: 500, fetch });
+    const agent = agentFor(main, {
+      tools: [echoTool],
+      systemPrompt: 'You are a test agent.',
+      contextWindow,
+      reserveTokens: 500,
+      fetch,
+    });
     const events = await turns(agent, main, 30);
     assert.equal(of(events, 'compaction-end').length >= 2, true, `compactions: ${of(events, 'compaction-end').length}`);
     const compactions = of(events, 'compaction-end').length;
@@ -139,7 +206,10 @@ describe('compaction by summary', () => {
     const last = main.requests.at(-1)?.body.messages as Message[];
     assert.match(String(last[1]?.content), new RegExp(`SUMMARY #${compactions} of`));
     assert.equal(JSON.stringify(last).split(SUMMARY_MARKER).length - 1, 1, 'only the newest summary is sent');
-    assert.equal(agent.messages.filter((message) => String(message.content).startsWith(SUMMARY_MARKER)).length, of(events, 'compaction-end').length);
+    assert.equal(
+      agent.messages.filter((message) => String(message.content).startsWith(SUMMARY_MARKER)).length,
+      of(events, 'compaction-end').length,
+    );
     assertEveryRequestValid(main);
     assertEveryRequestValid(summarizer);
     assertUnderWindow(main, contextWindow);
@@ -152,12 +222,26 @@ describe('compaction by summary', () => {
     const initial: Message[] = [];
     for (let turn = 0; turn < 24; turn += 1) {
       initial.push({ role: 'user', content: `old question ${turn}` });
-      initial.push({ role: 'assistant', content: null, reasoning_content: 'look', tool_calls: [{ id: `call_old_${turn}`, type: 'function', function: { name: 'echo', arguments: '{"text":"x"}' } }] });
+      initial.push({
+        role: 'assistant',
+        content: null,
+        reasoning_content: 'look',
+        tool_calls: [
+          { id: `call_old_${turn}`, type: 'function', function: { name: 'echo', arguments: '{"text":"x"}' } },
+        ],
+      });
       initial.push({ role: 'tool', tool_call_id: `call_old_${turn}`, content: `old result ${turn} `.repeat(60) });
       initial.push({ role: 'assistant', content: `old answer ${turn}`, reasoning_content: 'done' });
     }
     const contextWindow = 4_000;
-    const agent = agentFor(main, { tools: [echoTool], systemPrompt: 'You are a test agent.', contextWindow, reserveTokens: 500, fetch, session: recordingStore(initial) });
+    const agent = agentFor(main, {
+      tools: [echoTool],
+      systemPrompt: 'You are a test agent.',
+      contextWindow,
+      reserveTokens: 500,
+      fetch,
+      session: recordingStore(initial),
+    });
     main.push({ text: 'answer now' });
     const events = await collect(agent.runTurn('new question'));
     assert.equal(of(events, 'turn-end')[0]?.reason, 'stop', JSON.stringify(of(events, 'error')));
@@ -166,10 +250,15 @@ describe('compaction by summary', () => {
     assert.ok(parts.length >= 2, `read in ${parts.length} part(s)`);
     parts.forEach((text, index) => {
       assert.match(text, new RegExp(`\\(part ${index + 1} of ${parts.length}\\)`));
-      if (index > 0) assert.match(text, new RegExp(`Summary of the conversation so far:\\n\\nPART SUMMARY ${index}\\.`));
+      if (index > 0)
+        assert.match(text, new RegExp(`Summary of the conversation so far:\\n\\nPART SUMMARY ${index}\\.`));
     });
     const last = main.requests.at(-1)?.body.messages as Message[];
-    assert.match(String(last[1]?.content), new RegExp(`PART SUMMARY ${parts.length}\\.`), 'the summary of the last part is the one kept');
+    assert.match(
+      String(last[1]?.content),
+      new RegExp(`PART SUMMARY ${parts.length}\\.`),
+      'the summary of the last part is the one kept',
+    );
     assertEveryRequestValid(summarizer);
     assertUnderWindow(summarizer, contextWindow);
   });
@@ -179,12 +268,18 @@ describe('compaction by summary', () => {
     const agent = agentFor(main, { tools: [echoTool], contextWindow: 100_000, fetch });
     await turns(agent, main, 1);
     const none = await collect(agent.compact!());
-    assert.deepEqual(none.map((event) => event.type), ['compaction-failed']);
+    assert.deepEqual(
+      none.map((event) => event.type),
+      ['compaction-failed'],
+    );
     assert.match((none[0] as { message: string }).message, /nothing to compact/);
     await turns(agent, main, 2, 1);
     summarizer.push({ text: 'Two questions asked and answered.' });
     const events = await collect(agent.compact!());
-    assert.deepEqual(events.map((event) => event.type), ['compaction-start', 'compaction-end']);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['compaction-start', 'compaction-end'],
+    );
     const summaryAt = agent.messages.findIndex((message) => String(message.content).startsWith(SUMMARY_MARKER));
     assert.equal(agent.messages[summaryAt + 2]?.content, `question 2 `.repeat(12), 'the newest turn stays verbatim');
     assert.equal(userTexts(agent.messages).length, 4);
@@ -202,8 +297,14 @@ test('a summary no shorter than the turns it would replace is not recorded', asy
   const before = [...agent.messages];
   summarizer.push({ text: 'A summary far longer than a two-word exchange. '.repeat(20) });
   const events = await collect(agent.compact!());
-  assert.deepEqual(events.map((event) => event.type), ['compaction-start', 'compaction-failed']);
-  assert.match((events[1] as { message: string }).message, /not shorter than the 2 messages it would replace; the history is as it was/);
+  assert.deepEqual(
+    events.map((event) => event.type),
+    ['compaction-start', 'compaction-failed'],
+  );
+  assert.match(
+    (events[1] as { message: string }).message,
+    /not shorter than the 2 messages it would replace; the history is as it was/,
+  );
   assert.deepEqual(agent.messages, before);
 });
 
@@ -211,7 +312,10 @@ test('a compaction whose save fails leaves the history as it was, and the turn g
   const { main, summarizer, fetch } = emulators();
   const initial: Message[] = [];
   for (let turn = 0; turn < 24; turn += 1) {
-    initial.push({ role: 'user', content: `old question ${turn}` }, { role: 'assistant', content: `old answer ${turn} `.repeat(40) });
+    initial.push(
+      { role: 'user', content: `old question ${turn}` },
+      { role: 'assistant', content: `old answer ${turn} `.repeat(40) },
+    );
   }
   const inner = recordingStore(initial);
   const store = { ...inner, save: async () => Promise.reject(new Error('disk full')) };
@@ -223,9 +327,15 @@ test('a compaction whose save fails leaves the history as it was, and the turn g
   assert.ok(failed !== undefined);
   assert.match(failed.message, /disk full.*the history is as it was/);
   assert.equal(of(events, 'turn-end')[0]?.reason, 'stop');
-  assert.ok(!agent.messages.some((message) => String(message.content).startsWith(SUMMARY_MARKER)), 'no summary in memory');
+  assert.ok(
+    !agent.messages.some((message) => String(message.content).startsWith(SUMMARY_MARKER)),
+    'no summary in memory',
+  );
   const saved = await inner.current();
   assert.ok(!saved.some((message) => String(message.content).startsWith(SUMMARY_MARKER)), 'no summary on disk');
   assert.deepEqual(saved.slice(0, initial.length), initial);
-  assert.deepEqual(saved.slice(initial.length).map((message) => message.content), ['new question', 'answered anyway']);
+  assert.deepEqual(
+    saved.slice(initial.length).map((message) => message.content),
+    ['new question', 'answered anyway'],
+  );
 });

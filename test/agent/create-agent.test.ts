@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Tool } from '../../src/agent/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import { agentFor, assertEveryRequestValid, assertValidHistory, collect, echoTool, lastEvent, recordingStore } from './helpers.js';
+import {
+  agentFor,
+  assertEveryRequestValid,
+  assertValidHistory,
+  collect,
+  echoTool,
+  lastEvent,
+  recordingStore,
+} from './helpers.js';
 
 describe('createAgent: a plain turn', () => {
   test('streams text, ends with stop and usage, and saves user + assistant', async () => {
@@ -32,22 +40,25 @@ describe('createAgent: a plain turn', () => {
     const emulator = createEmulator({ script: [{ text: 'whole' }] });
     const agent = agentFor(emulator, { stream: false });
     const events = await collect(agent.runTurn('hi'));
-    assert.deepEqual(events.filter((event) => event.type === 'text-delta'), [{ type: 'text-delta', text: 'whole' }]);
+    assert.deepEqual(
+      events.filter((event) => event.type === 'text-delta'),
+      [{ type: 'text-delta', text: 'whole' }],
+    );
     assert.equal(emulator.requests[0]?.body.stream, false);
     assert.equal(agent.messages.at(-1)?.content, 'whole');
   });
 
   test('the session is saved after every step: user, assistant with calls, results, final answer', async () => {
-    const emulator = createEmulator({ script: [{ toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }] }, { text: 'done' }] });
+    const emulator = createEmulator({
+      script: [{ toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }] }, { text: 'done' }],
+    });
     const store = recordingStore();
     const agent = agentFor(emulator, { session: store, tools: [echoTool] });
     await collect(agent.runTurn('go'));
-    assert.deepEqual(store.snapshots.map((snapshot) => snapshot.map((message) => message.role).join(',')), [
-      'user',
-      'user,assistant',
-      'user,assistant,tool',
-      'user,assistant,tool,assistant',
-    ]);
+    assert.deepEqual(
+      store.snapshots.map((snapshot) => snapshot.map((message) => message.role).join(',')),
+      ['user', 'user,assistant', 'user,assistant,tool', 'user,assistant,tool,assistant'],
+    );
     assertValidHistory(agent.messages);
   });
 
@@ -64,7 +75,14 @@ describe('createAgent: a plain turn', () => {
 });
 
 describe('createAgent: every tool call gets exactly one result', () => {
-  const throwing: Tool = { name: 'explode', description: 'throws', parameters: {}, run: async () => { throw new Error('disk on fire'); } };
+  const throwing: Tool = {
+    name: 'explode',
+    description: 'throws',
+    parameters: {},
+    run: async () => {
+      throw new Error('disk on fire');
+    },
+  };
   // The seed's crash: the scheduler reads `.prepare` of something undefined before the tool starts.
   const brokenBeforeStart = { name: 'write', description: 'broken', parameters: {}, run: undefined } as unknown as Tool;
 
@@ -87,8 +105,13 @@ describe('createAgent: every tool call gets exactly one result', () => {
     const events = await collect(agent.runTurn('do things'));
     const ends = events.filter((event) => event.type === 'tool-call-end');
     assert.equal(ends.length, 5);
-    assert.deepEqual(ends.map((event) => event.type === 'tool-call-end' && event.isError), [false, true, true, true, true]);
-    const results = agent.messages.filter((message) => message.role === 'tool').map((message) => String(message.content));
+    assert.deepEqual(
+      ends.map((event) => event.type === 'tool-call-end' && event.isError),
+      [false, true, true, true, true],
+    );
+    const results = agent.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => String(message.content));
     assert.equal(results[0], 'echo: fine');
     assert.match(results[1]!, /^Error: disk on fire/);
     assert.match(results[2]!, /^Error: the arguments are not valid JSON/);
@@ -96,14 +119,19 @@ describe('createAgent: every tool call gets exactly one result', () => {
     assert.match(results[4]!, /^Error: .*not a function/);
     assert.equal(lastEvent(events)?.type === 'turn-end' && (lastEvent(events) as { reason: string }).reason, 'stop');
     // The model saw every result and decided what next.
-    assert.equal(emulator.requests[1]?.body.messages.filter((message: { role: string }) => message.role === 'tool').length, 5);
+    assert.equal(
+      emulator.requests[1]?.body.messages.filter((message: { role: string }) => message.role === 'tool').length,
+      5,
+    );
     assertEveryRequestValid(emulator);
     assertValidHistory(agent.messages);
   });
 
   test('a tool returning a non-string is stringified', async () => {
     const emulator = createEmulator({ script: [{ toolCalls: [{ name: 'object', arguments: '{}' }] }, { text: 'ok' }] });
-    const agent = agentFor(emulator, { tools: [{ name: 'object', description: '', parameters: {}, run: async () => ({ a: 1 }) as unknown as string }] });
+    const agent = agentFor(emulator, {
+      tools: [{ name: 'object', description: '', parameters: {}, run: async () => ({ a: 1 }) as unknown as string }],
+    });
     await collect(agent.runTurn('go'));
     assert.equal(agent.messages.find((message) => message.role === 'tool')?.content, '{"a":1}');
   });
@@ -112,16 +140,31 @@ describe('createAgent: every tool call gets exactly one result', () => {
     const emulator = createEmulator();
     const agent = agentFor(emulator, { tools: [echoTool] });
     await collect(agent.runTurn('hi'));
-    assert.deepEqual(emulator.requests[0]?.body.tools, [{ type: 'function', function: { name: 'echo', description: 'Echoes its text', parameters: echoTool.parameters } }]);
+    assert.deepEqual(emulator.requests[0]?.body.tools, [
+      { type: 'function', function: { name: 'echo', description: 'Echoes its text', parameters: echoTool.parameters } },
+    ]);
   });
 
   test('loop-breaking hints go after the whole tool block, never inside it', async () => {
-    const fail: Tool = { name: 'flaky', description: '', parameters: {}, run: async () => { throw new Error('nope'); } };
+    const fail: Tool = {
+      name: 'flaky',
+      description: '',
+      parameters: {},
+      run: async () => {
+        throw new Error('nope');
+      },
+    };
     const emulator = createEmulator({
       script: [
         { toolCalls: [{ name: 'flaky', arguments: '{}' }] },
         { toolCalls: [{ name: 'flaky', arguments: '{}' }] },
-        { toolCalls: [{ name: 'flaky', arguments: '{}' }, { name: 'echo', arguments: '{"text":"x"}' }, { name: 'flaky', arguments: '{"again":1}' }] },
+        {
+          toolCalls: [
+            { name: 'flaky', arguments: '{}' },
+            { name: 'echo', arguments: '{"text":"x"}' },
+            { name: 'flaky', arguments: '{"again":1}' },
+          ],
+        },
         { text: 'giving up' },
       ],
     });
@@ -129,7 +172,19 @@ describe('createAgent: every tool call gets exactly one result', () => {
     await collect(agent.runTurn('try'));
     const roles = agent.messages.map((message) => message.role);
     // user, a, tool, a, tool, a, tool, tool, tool, system(hint), a
-    assert.deepEqual(roles, ['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'tool', 'tool', 'system', 'assistant']);
+    assert.deepEqual(roles, [
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'tool',
+      'tool',
+      'system',
+      'assistant',
+    ]);
     assert.match(String(agent.messages[9]?.content), /\[loop guard\] The tool "flaky" failed 3 times/);
     assertEveryRequestValid(emulator);
     assertValidHistory(agent.messages);
@@ -151,7 +206,9 @@ describe('createAgent: the repair before every request', () => {
     const agent = agentFor(emulator, { tools: [echoTool] });
     await collect(agent.runTurn('one'));
     const events = await collect(agent.runTurn('two'));
-    assert.ok(events.some((event) => event.type === 'repair' && event.changes.some((change) => change.kind === 'id-remapped')));
+    assert.ok(
+      events.some((event) => event.type === 'repair' && event.changes.some((change) => change.kind === 'id-remapped')),
+    );
     assert.ok(!events.some((event) => event.type === 'retry'), 'fixed before sending, not after a 400');
     assert.ok(emulator.requests.every((request) => request.status === 200));
     assertEveryRequestValid(emulator);
@@ -170,20 +227,49 @@ describe('createAgent: the repair before every request', () => {
     assert.equal(events[0]?.type, 'repair');
     assert.ok(events[0]?.type === 'repair' && events[0].changes.some((change) => change.kind === 'orphan-to-user'));
     assertEveryRequestValid(emulator);
-    assert.deepEqual((await store.current()).filter((message) => message.role === 'tool'), []);
+    assert.deepEqual(
+      (await store.current()).filter((message) => message.role === 'tool'),
+      [],
+    );
   });
 });
 
 describe('createAgent: profiles where a system message may only come first', () => {
   test('loop hints are user messages and a leading system message is sent merged with the prompt', async () => {
-    const fail: Tool = { name: 'flaky', description: '', parameters: {}, run: async () => { throw new Error('nope'); } };
-    const emulator = createEmulator({ profile: 'local', script: [{ toolCalls: [{ name: 'flaky', arguments: '{}' }, { name: 'flaky', arguments: '{}' }, { name: 'flaky', arguments: '{}' }] }, { text: 'ok' }] });
-    const store = recordingStore([{ role: 'system', content: 'saved rules' }, { role: 'user', content: 'earlier' }, { role: 'assistant', content: 'yes' }]);
+    const fail: Tool = {
+      name: 'flaky',
+      description: '',
+      parameters: {},
+      run: async () => {
+        throw new Error('nope');
+      },
+    };
+    const emulator = createEmulator({
+      profile: 'local',
+      script: [
+        {
+          toolCalls: [
+            { name: 'flaky', arguments: '{}' },
+            { name: 'flaky', arguments: '{}' },
+            { name: 'flaky', arguments: '{}' },
+          ],
+        },
+        { text: 'ok' },
+      ],
+    });
+    const store = recordingStore([
+      { role: 'system', content: 'saved rules' },
+      { role: 'user', content: 'earlier' },
+      { role: 'assistant', content: 'yes' },
+    ]);
     const agent = agentFor(emulator, { profile: 'local', session: store, tools: [fail], systemPrompt: 'prompt' });
     await collect(agent.runTurn('go'));
     assertEveryRequestValid(emulator);
     assert.equal(emulator.requests[0]?.body.messages[0].content, 'prompt\n\nsaved rules');
-    assert.equal(emulator.requests[0]?.body.messages.filter((message: { role: string }) => message.role === 'system').length, 1);
+    assert.equal(
+      emulator.requests[0]?.body.messages.filter((message: { role: string }) => message.role === 'system').length,
+      1,
+    );
     assert.match(String(agent.messages.find((message) => /loop guard/.test(String(message.content)))?.role), /user/);
   });
 });

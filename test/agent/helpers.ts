@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { createAgent } from '../../src/agent/index.js';
 import type { Agent, AgentEvent, AgentOptions } from '../../src/agent/index.js';
-import { check } from '../../src/core/index.js';
+import { createAgent } from '../../src/agent/index.js';
 import type { Message, ProfileName } from '../../src/core/index.js';
+import { check } from '../../src/core/index.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { createMemoryStore } from '../../src/session/index.js';
 import type { SessionStore } from '../../src/session/index.js';
+import { createMemoryStore } from '../../src/session/index.js';
 
 /** An agent wired in-process to the emulator, with retry pauses that cost nothing. */
 export function agentFor(emulator: Emulator, options: Partial<AgentOptions> = {}): Agent {
@@ -22,7 +22,10 @@ export function agentFor(emulator: Emulator, options: Partial<AgentOptions> = {}
   });
 }
 
-export async function collect(events: AsyncIterable<AgentEvent>, onEvent?: (event: AgentEvent) => boolean | void): Promise<AgentEvent[]> {
+export async function collect(
+  events: AsyncIterable<AgentEvent>,
+  onEvent?: (event: AgentEvent) => boolean | void,
+): Promise<AgentEvent[]> {
   const seen: AgentEvent[] = [];
   for await (const event of events) {
     seen.push(event);
@@ -36,7 +39,9 @@ export function lastEvent(events: readonly AgentEvent[]): AgentEvent | undefined
 }
 
 /** A memory store that remembers every state it was left in: what a kill at that moment would leave. */
-export function recordingStore(initial: Message[] = []): SessionStore & { snapshots: Message[][]; current(): Promise<Message[]> } {
+export function recordingStore(
+  initial: Message[] = [],
+): SessionStore & { snapshots: Message[][]; current(): Promise<Message[]> } {
   const inner = createMemoryStore(initial);
   const snapshots: Message[][] = [];
   const snap = async (): Promise<void> => {
@@ -63,11 +68,18 @@ export function assertEveryRequestValid(emulator: Emulator): void {
   for (const [index, request] of emulator.requests.entries()) {
     assert.deepEqual(request.violations, [], `request ${index} was invalid: ${JSON.stringify(request.violations)}`);
     const last = request.body?.messages?.at(-1);
-    assert.ok(last === undefined || last.role !== 'assistant' || last.prefix === true, `request ${index} ends with an assistant message`);
+    assert.ok(
+      last === undefined || last.role !== 'assistant' || last.prefix === true,
+      `request ${index} ends with an assistant message`,
+    );
   }
 }
 
-export function assertValidHistory(messages: readonly Message[], profile: ProfileName = 'deepseek', options: { model?: string; thinking?: boolean } = {}): void {
+export function assertValidHistory(
+  messages: readonly Message[],
+  profile: ProfileName = 'deepseek',
+  options: { model?: string; thinking?: boolean } = {},
+): void {
   const violations = check(messages, { profile, model: 'deepseek-chat', ...options });
   assert.deepEqual(violations, [], `history invalid: ${JSON.stringify(violations.slice(0, 3))}`);
 }

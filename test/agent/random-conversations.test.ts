@@ -8,15 +8,22 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { AgentEvent, Tool } from '../../src/agent/index.js';
-import { check } from '../../src/core/index.js';
 import type { Message } from '../../src/core/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
+import { check } from '../../src/core/index.js';
 import type { Emulator, Step } from '../../src/emulator/index.js';
+import { createEmulator } from '../../src/emulator/index.js';
 import { agentFor, recordingStore, userTexts } from './helpers.js';
 
 const tools: Tool[] = [
   { name: 'ok', description: '', parameters: {}, run: async () => 'fine' },
-  { name: 'throws', description: '', parameters: {}, run: async () => { throw new Error('tool failed'); } },
+  {
+    name: 'throws',
+    description: '',
+    parameters: {},
+    run: async () => {
+      throw new Error('tool failed');
+    },
+  },
   {
     name: 'slow',
     description: '',
@@ -24,15 +31,30 @@ const tools: Tool[] = [
     run: (_args, { signal }) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => resolve('slow but done'), 2);
-        signal.addEventListener('abort', () => { clearTimeout(timer); reject(new Error('stopped')); }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(new Error('stopped'));
+          },
+          { once: true },
+        );
       }),
   },
 ];
 
 // Ids: usually the emulator's own (unique), sometimes the model reuses one from a small pool, even twice in one message.
 const callArbitrary = fc
-  .record({ name: fc.constantFrom('ok', 'throws', 'slow', 'not_a_tool'), broken: fc.boolean(), id: fc.option(fc.constantFrom('call_a', 'call_b'), { freq: 3, nil: undefined }) })
-  .map(({ name, broken, id }) => ({ name, arguments: broken ? '{"half":' : '{}', ...(id === undefined ? {} : { id }) }));
+  .record({
+    name: fc.constantFrom('ok', 'throws', 'slow', 'not_a_tool'),
+    broken: fc.boolean(),
+    id: fc.option(fc.constantFrom('call_a', 'call_b'), { freq: 3, nil: undefined }),
+  })
+  .map(({ name, broken, id }) => ({
+    name,
+    arguments: broken ? '{"half":' : '{}',
+    ...(id === undefined ? {} : { id }),
+  }));
 
 const faultArbitrary = fc.oneof(
   fc.constant<Step['fault']>({ status: 429, retryAfter: 0 }),
@@ -85,10 +107,20 @@ test('random conversations: every request valid, every saved state loads valid, 
       const model = conversation.thinking ? 'deepseek-v4-pro' : 'deepseek-chat';
       const emulators: Emulator[] = [createEmulator({ profile: 'deepseek', script: conversation.script })];
       const current = (): Emulator => emulators[emulators.length - 1]!;
-      const fetchThrough = ((input: string | URL | Request, init?: RequestInit) => current().fetch(input, init)) as typeof fetch;
+      const fetchThrough = ((input: string | URL | Request, init?: RequestInit) =>
+        current().fetch(input, init)) as typeof fetch;
       const snapshots: Message[][] = [];
       let store = recordingStore();
-      const make = () => agentFor(current(), { model, stream: conversation.stream, tools, session: store, fetch: fetchThrough, maxSteps: 6, idleTimeoutMs: 15 });
+      const make = () =>
+        agentFor(current(), {
+          model,
+          stream: conversation.stream,
+          tools,
+          session: store,
+          fetch: fetchThrough,
+          maxSteps: 6,
+          idleTimeoutMs: 15,
+        });
       let agent = make();
       let expectedUsers: string[] = [];
 
@@ -102,9 +134,13 @@ test('random conversations: every request valid, every saved state loads valid, 
           if (seen === turn.abortAtEvent) controller.abort();
           if (seen === turn.stopReadingAtEvent) break;
         }
-        if (turn.stopReadingAtEvent === undefined || seen < turn.stopReadingAtEvent) assert.ok(ended !== undefined, 'a turn read to the end ends with turn-end');
+        if (turn.stopReadingAtEvent === undefined || seen < turn.stopReadingAtEvent)
+          assert.ok(ended !== undefined, 'a turn read to the end ends with turn-end');
         expectedUsers.push(turn.text);
-        assert.ok(isSubsequence(expectedUsers, userTexts(agent.messages)), `user messages lost: ${JSON.stringify(expectedUsers)} vs ${JSON.stringify(userTexts(agent.messages))}`);
+        assert.ok(
+          isSubsequence(expectedUsers, userTexts(agent.messages)),
+          `user messages lost: ${JSON.stringify(expectedUsers)} vs ${JSON.stringify(userTexts(agent.messages))}`,
+        );
         if (turn.killToSnapshot !== undefined && store.snapshots.length > 0) {
           const snapshot = store.snapshots[turn.killToSnapshot % store.snapshots.length]!;
           snapshots.push(...store.snapshots);
@@ -124,7 +160,8 @@ test('random conversations: every request valid, every saved state loads valid, 
       assert.deepEqual(last?.type === 'turn-end' ? last.reason : last, 'stop');
 
       for (const emulator of emulators) {
-        for (const request of emulator.requests) assert.deepEqual(request.violations, [], `invalid request sent: ${JSON.stringify(request.violations)}`);
+        for (const request of emulator.requests)
+          assert.deepEqual(request.violations, [], `invalid request sent: ${JSON.stringify(request.violations)}`);
       }
       for (const snapshot of snapshots) {
         const reloaded = agentFor(current(), { model, session: recordingStore(snapshot) });

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AgentEvent } from '../../src/agent/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import { agentFor, assertEveryRequestValid, assertValidHistory, collect, lastEvent, recordingStore, userTexts } from './helpers.js';
+import {
+  agentFor,
+  assertEveryRequestValid,
+  assertValidHistory,
+  collect,
+  lastEvent,
+  recordingStore,
+  userTexts,
+} from './helpers.js';
 
 function retries(events: readonly AgentEvent[]): Extract<AgentEvent, { type: 'retry' }>[] {
   return events.filter((event): event is Extract<AgentEvent, { type: 'retry' }> => event.type === 'retry');
@@ -10,11 +18,28 @@ function retries(events: readonly AgentEvent[]): Extract<AgentEvent, { type: 're
 
 describe('createAgent: transient failures are retried here, bounded', () => {
   test('429 (honouring Retry-After up to the cap), 500 and 503 are retried with growing delays', async () => {
-    const emulator = createEmulator({ script: [{ fault: { status: 429, retryAfter: 3 } }, { fault: { status: 500 } }, { fault: { status: 503 } }, { text: 'finally' }] });
+    const emulator = createEmulator({
+      script: [
+        { fault: { status: 429, retryAfter: 3 } },
+        { fault: { status: 500 } },
+        { fault: { status: 503 } },
+        { text: 'finally' },
+      ],
+    });
     const slept: number[] = [];
-    const agent = agentFor(emulator, { retry: { baseDelayMs: 100, maxDelayMs: 2_000 }, sleep: async (ms) => void slept.push(ms) });
+    const agent = agentFor(emulator, {
+      retry: { baseDelayMs: 100, maxDelayMs: 2_000 },
+      sleep: async (ms) => void slept.push(ms),
+    });
     const events = await collect(agent.runTurn('hi'));
-    assert.deepEqual(retries(events).map((event) => [event.attempt, event.delayMs]), [[1, 2_000], [2, 200], [3, 400]]);
+    assert.deepEqual(
+      retries(events).map((event) => [event.attempt, event.delayMs]),
+      [
+        [1, 2_000],
+        [2, 200],
+        [3, 400],
+      ],
+    );
     assert.deepEqual(slept, [2_000, 200, 400]);
     assert.match(retries(events)[0]!.reason, /HTTP 429/);
     assert.equal(agent.messages.at(-1)?.content, 'finally');
@@ -22,7 +47,12 @@ describe('createAgent: transient failures are retried here, bounded', () => {
   });
 
   test('a dropped connection mid-stream is retried without a duplicate user message or partial answer', async () => {
-    const emulator = createEmulator({ script: [{ text: 'this answer is cut', stream: { chunkSize: 3 }, fault: { disconnectAfterChunks: 3 } }, { text: 'complete answer' }] });
+    const emulator = createEmulator({
+      script: [
+        { text: 'this answer is cut', stream: { chunkSize: 3 }, fault: { disconnectAfterChunks: 3 } },
+        { text: 'complete answer' },
+      ],
+    });
     const store = recordingStore();
     const agent = agentFor(emulator, { session: store });
     const events = await collect(agent.runTurn('question'));
@@ -33,7 +63,8 @@ describe('createAgent: transient failures are retried here, bounded', () => {
       { role: 'assistant', content: 'complete answer' },
     ]);
     // Both attempts sent the same history: one user message.
-    for (const request of emulator.requests) assert.equal(request.body.messages.filter((message: { role: string }) => message.role === 'user').length, 1);
+    for (const request of emulator.requests)
+      assert.equal(request.body.messages.filter((message: { role: string }) => message.role === 'user').length, 1);
     const next = await collect(agent.runTurn('follow-up'));
     assert.equal(lastEvent(next)?.type === 'turn-end' && (lastEvent(next) as { reason: string }).reason, 'stop');
     assert.deepEqual(userTexts(agent.messages), ['question', 'follow-up']);
@@ -66,7 +97,9 @@ describe('createAgent: transient failures are retried here, bounded', () => {
   });
 
   test('a stall in the middle of a stream is also caught by the idle timeout', async () => {
-    const emulator = createEmulator({ script: [{ text: 'slow slow slow', stream: { chunkSize: 2, delayMs: 5_000 } }, { text: 'fast' }] });
+    const emulator = createEmulator({
+      script: [{ text: 'slow slow slow', stream: { chunkSize: 2, delayMs: 5_000 } }, { text: 'fast' }],
+    });
     const agent = agentFor(emulator, { idleTimeoutMs: 30 });
     const events = await collect(agent.runTurn('hi'));
     assert.equal(retries(events).length, 1);
@@ -95,7 +128,10 @@ describe('createAgent: transient failures are retried here, bounded', () => {
   test('a 4xx that is not about the history is not retried', async () => {
     const emulator = createEmulator();
     const agent = agentFor(emulator, {
-      fetch: (async () => new Response(JSON.stringify({ error: { message: 'Authentication Fails (no such user)' } }), { status: 401 })) as typeof fetch,
+      fetch: (async () =>
+        new Response(JSON.stringify({ error: { message: 'Authentication Fails (no such user)' } }), {
+          status: 401,
+        })) as typeof fetch,
     });
     const events = await collect(agent.runTurn('hi'));
     assert.equal(retries(events).length, 0);
@@ -110,11 +146,19 @@ describe('createAgent: a pairing 400 gets the strongest repair and exactly one r
   // across the whole request). Its 400 names a pairing rule: strongest repair, one retry.
   const reusedIds = [
     { role: 'user', content: 'first' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'echo', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'echo', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: 'call_0', content: 'one' },
     { role: 'assistant', content: 'ok' },
     { role: 'user', content: 'second' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'echo', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'echo', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: 'call_0', content: 'two' },
     { role: 'assistant', content: 'ok again' },
   ];
@@ -124,7 +168,10 @@ describe('createAgent: a pairing 400 gets the strongest repair and exactly one r
     const store = recordingStore(reusedIds);
     const agent = agentFor(emulator, { profile: 'openai', session: store });
     const events = await collect(agent.runTurn('third'));
-    assert.deepEqual(emulator.requests.map((request) => request.status), [400, 200]);
+    assert.deepEqual(
+      emulator.requests.map((request) => request.status),
+      [400, 200],
+    );
     assert.equal(emulator.requests[0]?.violations[0]?.rule, 'tool-call-id-duplicate');
     const retry = retries(events);
     assert.equal(retry.length, 1);
@@ -144,7 +191,10 @@ describe('createAgent: a pairing 400 gets the strongest repair and exactly one r
     const store = recordingStore(history);
     const agent = agentFor(emulator, { profile: 'openai', session: store });
     const events = await collect(agent.runTurn('third'));
-    assert.deepEqual(emulator.requests.map((request) => request.status), [400, 200]);
+    assert.deepEqual(
+      emulator.requests.map((request) => request.status),
+      [400, 200],
+    );
     assert.equal(retries(events).length, 1);
     assert.equal((lastEvent(events) as { reason: string }).reason, 'stop');
     assert.deepEqual(userTexts(await store.current()), ['first', 'second', 'third', 'third']);
@@ -154,7 +204,11 @@ describe('createAgent: a pairing 400 gets the strongest repair and exactly one r
     // The provider wants reasoning_content (thinking mode); the agent, set up for OpenAI, cannot know.
     const history = [
       { role: 'user', content: 'weather?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'echo', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'echo', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
       { role: 'assistant', content: 'Sunny.' },
     ];
@@ -162,7 +216,10 @@ describe('createAgent: a pairing 400 gets the strongest repair and exactly one r
     const store = recordingStore(history);
     const agent = agentFor(emulator, { profile: 'openai', session: store });
     const events = await collect(agent.runTurn('and tomorrow?'));
-    assert.deepEqual(emulator.requests.map((request) => request.status), [400, 400]);
+    assert.deepEqual(
+      emulator.requests.map((request) => request.status),
+      [400, 400],
+    );
     assert.equal(retries(events).length, 1, 'exactly one retry');
     const error = events.find((event) => event.type === 'error');
     assert.ok(error?.type === 'error');

@@ -9,7 +9,11 @@ import { agentFor, collect } from './helpers.js';
 
 /** Calls named `name` with `arguments` `{"n":i}`, ids call_i. */
 function callsOf(names: readonly string[]): ToolCall[] {
-  return names.map((name, index) => ({ id: `call_${index}`, type: 'function', function: { name, arguments: JSON.stringify({ n: index }) } }));
+  return names.map((name, index) => ({
+    id: `call_${index}`,
+    type: 'function',
+    function: { name, arguments: JSON.stringify({ n: index }) },
+  }));
 }
 
 /**
@@ -47,23 +51,35 @@ function recorder() {
 describe('startToolBlock: side effects alone and in order, reads together', () => {
   test('three read-only calls run concurrently: all three are running at once', async () => {
     const { tools, log, maxActive } = recorder();
-    const outcomes = await Promise.all(startToolBlock(callsOf(['read', 'read', 'read']), tools, new AbortController().signal));
+    const outcomes = await Promise.all(
+      startToolBlock(callsOf(['read', 'read', 'read']), tools, new AbortController().signal),
+    );
     assert.equal(maxActive(), 3);
     assert.deepEqual(log.slice(0, 3), ['start 0', 'start 1', 'start 2']);
-    assert.deepEqual(outcomes.map((outcome) => outcome.result), ['read 0', 'read 1', 'read 2']);
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.result),
+      ['read 0', 'read 1', 'read 2'],
+    );
   });
 
   test('side-effecting calls run one at a time, in the order the model gave them; undeclared means side effects', async () => {
     const { tools, log, maxActive } = recorder();
-    const outcomes = await Promise.all(startToolBlock(callsOf(['write', 'undeclared', 'write']), tools, new AbortController().signal));
+    const outcomes = await Promise.all(
+      startToolBlock(callsOf(['write', 'undeclared', 'write']), tools, new AbortController().signal),
+    );
     assert.equal(maxActive(), 1);
     assert.deepEqual(log, ['start 0', 'end 0', 'start 1', 'end 1', 'start 2', 'end 2']);
-    assert.deepEqual(outcomes.map((outcome) => outcome.id), ['call_0', 'call_1', 'call_2']);
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.id),
+      ['call_0', 'call_1', 'call_2'],
+    );
   });
 
   test('a mixed block: reads before a write finish before it starts, reads after it start after it ends', async () => {
     const { tools, log } = recorder();
-    await Promise.all(startToolBlock(callsOf(['read', 'read', 'write', 'read', 'read', 'write']), tools, new AbortController().signal));
+    await Promise.all(
+      startToolBlock(callsOf(['read', 'read', 'write', 'read', 'read', 'write']), tools, new AbortController().signal),
+    );
     const at = (entry: string): number => log.indexOf(entry);
     assert.ok(at('start 1') < at('end 0'), 'the first two reads overlap');
     assert.ok(at('end 0') < at('start 2') && at('end 1') < at('start 2'), 'the write waits for both reads');
@@ -75,23 +91,50 @@ describe('startToolBlock: side effects alone and in order, reads together', () =
   test('a declaration that throws when read counts as side effects and does not break the block', async () => {
     const { tools, log } = recorder();
     const odd = { ...tools.get('write')!, name: 'odd' };
-    Object.defineProperty(odd, 'readOnly', { get: () => { throw new Error('broken getter'); } });
+    Object.defineProperty(odd, 'readOnly', {
+      get: () => {
+        throw new Error('broken getter');
+      },
+    });
     tools.set('odd', odd);
     const outcomes = await Promise.all(startToolBlock(callsOf(['odd', 'odd']), tools, new AbortController().signal));
     assert.deepEqual(log, ['start 0', 'end 0', 'start 1', 'end 1']);
-    assert.deepEqual(outcomes.map((outcome) => outcome.isError), [false, false]);
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.isError),
+      [false, false],
+    );
   });
 
   test('results come back in call order, one per call, whatever order the calls finish in', async () => {
     let release = (): void => undefined;
-    const slow: Tool = { name: 'slow', description: '', parameters: {}, readOnly: true, run: () => new Promise((resolve) => (release = () => resolve('slow'))) };
+    const slow: Tool = {
+      name: 'slow',
+      description: '',
+      parameters: {},
+      readOnly: true,
+      run: () => new Promise((resolve) => (release = () => resolve('slow'))),
+    };
     const fast: Tool = { name: 'fast', description: '', parameters: {}, readOnly: true, run: async () => 'fast' };
-    const pending = startToolBlock(callsOf(['slow', 'fast', 'nope']), new Map([['slow', slow], ['fast', fast]]), new AbortController().signal);
+    const pending = startToolBlock(
+      callsOf(['slow', 'fast', 'nope']),
+      new Map([
+        ['slow', slow],
+        ['fast', fast],
+      ]),
+      new AbortController().signal,
+    );
     assert.equal(pending.length, 3);
     assert.equal((await pending[1])?.result, 'fast');
     release();
     const outcomes = await Promise.all(pending);
-    assert.deepEqual(outcomes.map((outcome) => [outcome.id, outcome.result.split(' (')[0]]), [['call_0', 'slow'], ['call_1', 'fast'], ['call_2', 'Error: unknown tool "nope"']]);
+    assert.deepEqual(
+      outcomes.map((outcome) => [outcome.id, outcome.result.split(' (')[0]]),
+      [
+        ['call_0', 'slow'],
+        ['call_1', 'fast'],
+        ['call_2', 'Error: unknown tool "nope"'],
+      ],
+    );
   });
 
   test('after an abort a call that has not started never starts; the running one is answered "cancelled"', async () => {
@@ -108,15 +151,24 @@ describe('startToolBlock: side effects alone and in order, reads together', () =
         return 'written';
       },
     };
-    const outcomes = await Promise.all(startToolBlock(callsOf(['write', 'write', 'write']), new Map([['write', write]]), controller.signal));
+    const outcomes = await Promise.all(
+      startToolBlock(callsOf(['write', 'write', 'write']), new Map([['write', write]]), controller.signal),
+    );
     assert.deepEqual(started, [0]);
-    assert.deepEqual(outcomes.map((outcome) => outcome.result), [CANCELLED, CANCELLED, CANCELLED]);
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.result),
+      [CANCELLED, CANCELLED, CANCELLED],
+    );
   });
 
   test('50 calls in one block add one abort listener, not 50, and it is removed when the block ends', async () => {
     const { tools } = recorder();
     const signal = new AbortController().signal;
-    const pending = startToolBlock(callsOf(Array.from({ length: 50 }, (_, index) => (index % 2 === 0 ? 'read' : 'write'))), tools, signal);
+    const pending = startToolBlock(
+      callsOf(Array.from({ length: 50 }, (_, index) => (index % 2 === 0 ? 'read' : 'write'))),
+      tools,
+      signal,
+    );
     assert.equal(getEventListeners(signal, 'abort').length, 1);
     await Promise.all(pending);
     await new Promise((resolve) => setImmediate(resolve));
@@ -131,14 +183,20 @@ describe('createAgent: the same guarantees through the library', () => {
     process.on('warning', onWarning);
     try {
       const { tools } = recorder();
-      const calls = Array.from({ length: 50 }, (_, index) => ({ name: index % 3 === 0 ? 'write' : 'read', arguments: JSON.stringify({ n: index }) }));
+      const calls = Array.from({ length: 50 }, (_, index) => ({
+        name: index % 3 === 0 ? 'write' : 'read',
+        arguments: JSON.stringify({ n: index }),
+      }));
       const emulator = createEmulator({ script: [{ toolCalls: calls }, { text: 'done' }] });
       const agent = agentFor(emulator, { tools: [...tools.values()] });
       const events = await collect(agent.runTurn('go'));
       assert.equal(events.filter((event) => event.type === 'tool-call-end' && !event.isError).length, 50);
       // Warnings are emitted on the next tick.
       await new Promise((resolve) => setImmediate(resolve));
-      assert.deepEqual(warnings.map((warning) => `${warning.name}: ${warning.message}`), []);
+      assert.deepEqual(
+        warnings.map((warning) => `${warning.name}: ${warning.message}`),
+        [],
+      );
     } finally {
       process.off('warning', onWarning);
     }

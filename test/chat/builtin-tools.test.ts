@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +13,10 @@ let root: string;
 let outside: string;
 const signal = new AbortController().signal;
 
-function tools(confirm: Confirm = allowAll, env: Record<string, string | undefined> = { PATH: process.env.PATH }): Record<string, Tool> {
+function tools(
+  confirm: Confirm = allowAll,
+  env: Record<string, string | undefined> = { PATH: process.env.PATH },
+): Record<string, Tool> {
   return Object.fromEntries(createBuiltinTools({ root, confirm, env }).map((tool) => [tool.name, tool]));
 }
 
@@ -34,20 +37,33 @@ after(async () => {
 
 describe('the built-in tools', () => {
   it('offer six tools with JSON-schema parameters', () => {
-    assert.deepEqual(Object.keys(tools()).sort(), ['edit_file', 'list_directory', 'read_file', 'run_command', 'search_text', 'write_file']);
+    assert.deepEqual(Object.keys(tools()).sort(), [
+      'edit_file',
+      'list_directory',
+      'read_file',
+      'run_command',
+      'search_text',
+      'write_file',
+    ]);
     for (const tool of Object.values(tools())) assert.equal((tool.parameters as { type: string }).type, 'object');
   });
 
   it('read a file, whole or by lines, and accept arguments as a JSON string', async () => {
     assert.equal(await tools().read_file!.run({ path: 'notes.md' }, { signal }), 'one\ntwo\nthree\nfour\n');
-    assert.equal(await tools().read_file!.run('{"path":"notes.md","offset":2,"limit":2}', { signal }), '[lines 2-3 of 5]\ntwo\nthree');
+    assert.equal(
+      await tools().read_file!.run('{"path":"notes.md","offset":2,"limit":2}', { signal }),
+      '[lines 2-3 of 5]\ntwo\nthree',
+    );
   });
 
   it('refuse every path outside the working directory, symbolic links included', async () => {
     for (const path of ['../x', '/etc/passwd', join(outside, 'secret.txt'), 'escape/secret.txt']) {
       await assert.rejects(tools().read_file!.run({ path }, { signal }), /outside the working directory/, path);
     }
-    await assert.rejects(tools().write_file!.run({ path: 'escape/new.txt', content: 'x' }, { signal }), /outside the working directory/);
+    await assert.rejects(
+      tools().write_file!.run({ path: 'escape/new.txt', content: 'x' }, { signal }),
+      /outside the working directory/,
+    );
     await assert.rejects(tools().list_directory!.run({ path: '..' }, { signal }), /outside the working directory/);
   });
 
@@ -60,12 +76,18 @@ describe('the built-in tools', () => {
 
   it('list a directory with folders marked', async () => {
     const listing = await tools().list_directory!.run({}, { signal });
-    assert.deepEqual(listing.split('\n').filter((name) => name !== 'big.txt'), ['escape', 'notes.md', 'src/']);
+    assert.deepEqual(
+      listing.split('\n').filter((name) => name !== 'big.txt'),
+      ['escape', 'notes.md', 'src/'],
+    );
   });
 
   it('search text literally or by regular expression', async () => {
     assert.equal(await tools().search_text!.run({ pattern: 'beta' }, { signal }), 'src/a.ts:2: const beta = 2;');
-    assert.equal(await tools().search_text!.run({ pattern: '^const \\w+ = 1', regex: true, path: 'src' }, { signal }), 'src/a.ts:1: const alpha = 1;');
+    assert.equal(
+      await tools().search_text!.run({ pattern: '^const \\w+ = 1', regex: true, path: 'src' }, { signal }),
+      'src/a.ts:1: const alpha = 1;',
+    );
     assert.equal(await tools().search_text!.run({ pattern: 'nowhere-to-be-found' }, { signal }), 'no matches');
   });
 
@@ -75,18 +97,30 @@ describe('the built-in tools', () => {
       asked.push(request.action);
       return false;
     };
-    await assert.rejects(tools(recording).write_file!.run({ path: 'out/new.txt', content: 'hello' }, { signal }), /not allowed by the user/);
+    await assert.rejects(
+      tools(recording).write_file!.run({ path: 'out/new.txt', content: 'hello' }, { signal }),
+      /not allowed by the user/,
+    );
     await assert.rejects(readFile(join(root, 'out', 'new.txt')));
     const declining = tools(denyAll);
     await declining.read_file!.run({ path: 'notes.md' }, { signal });
-    await assert.rejects(declining.edit_file!.run({ path: 'notes.md', old_text: 'two', new_text: '2' }, { signal }), /not allowed/);
+    await assert.rejects(
+      declining.edit_file!.run({ path: 'notes.md', old_text: 'two', new_text: '2' }, { signal }),
+      /not allowed/,
+    );
     assert.deepEqual(asked, ['create out/new.txt (5 bytes)']);
 
     const allowed = tools();
-    assert.equal(await allowed.write_file!.run({ path: 'out/new.txt', content: 'hello' }, { signal }), 'wrote 5 bytes to out/new.txt');
+    assert.equal(
+      await allowed.write_file!.run({ path: 'out/new.txt', content: 'hello' }, { signal }),
+      'wrote 5 bytes to out/new.txt',
+    );
     assert.equal(await readFile(join(root, 'out', 'new.txt'), 'utf8'), 'hello');
     await allowed.read_file!.run({ path: 'notes.md' }, { signal });
-    assert.equal(await allowed.edit_file!.run({ path: 'notes.md', old_text: 'two', new_text: '2' }, { signal }), 'edited notes.md at line 2');
+    assert.equal(
+      await allowed.edit_file!.run({ path: 'notes.md', old_text: 'two', new_text: '2' }, { signal }),
+      'edited notes.md at line 2',
+    );
     assert.equal(await readFile(join(root, 'notes.md'), 'utf8'), 'one\n2\nthree\nfour\n');
   });
 
@@ -94,13 +128,22 @@ describe('the built-in tools', () => {
     await writeFile(join(root, 'twice.txt'), 'same\nsame\n');
     const set = tools();
     await set.read_file!.run({ path: 'twice.txt' }, { signal });
-    await assert.rejects(set.edit_file!.run({ path: 'twice.txt', old_text: 'same', new_text: 'x' }, { signal }), /more than once/);
-    await assert.rejects(set.edit_file!.run({ path: 'twice.txt', old_text: 'absent', new_text: 'x' }, { signal }), /not found/);
+    await assert.rejects(
+      set.edit_file!.run({ path: 'twice.txt', old_text: 'same', new_text: 'x' }, { signal }),
+      /more than once/,
+    );
+    await assert.rejects(
+      set.edit_file!.run({ path: 'twice.txt', old_text: 'absent', new_text: 'x' }, { signal }),
+      /not found/,
+    );
   });
 
   it('run a command in the working directory, without the provider keys, and report its exit code', async () => {
     const env = { PATH: process.env.PATH, DEEPSEEK_API_KEY: 'sk-hidden', EDITOR: 'yes' };
-    const result = await tools(allowAll, env).run_command!.run({ command: 'pwd; echo "key=${DEEPSEEK_API_KEY:-none} visible=$EDITOR"; exit 3' }, { signal });
+    const result = await tools(allowAll, env).run_command!.run(
+      { command: 'pwd; echo "key=${DEEPSEEK_API_KEY:-none} visible=$EDITOR"; exit 3' },
+      { signal },
+    );
     const lines = result.split('\n');
     assert.equal(lines[0], 'exit code 3');
     assert.match(lines[1] ?? '', /unstuck-chat-tools-/);
@@ -115,6 +158,9 @@ describe('the built-in tools', () => {
     setTimeout(() => controller.abort(), 200);
     await assert.rejects(running, /aborted/);
     assert.ok(Date.now() - started < 5000);
-    assert.match(await tools().run_command!.run({ command: 'sleep 30', timeout_ms: 200 }, { signal }), /^timed out after 200 ms/);
+    assert.match(
+      await tools().run_command!.run({ command: 'sleep 30', timeout_ms: 200 }, { signal }),
+      /^timed out after 200 ms/,
+    );
   });
 });

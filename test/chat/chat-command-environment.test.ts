@@ -27,15 +27,23 @@ const SECRETS = {
 };
 
 describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
-  it('passes PATH, HOME and the locale, never a token or key, and the chat\'s own /proc/PID/environ no longer shows them', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+  it("passes PATH, HOME and the locale, never a token or key, and the chat's own /proc/PID/environ no longer shows them", {
+    skip: process.platform !== 'linux' ? 'reads /proc' : false,
+  }, async () => {
     const dir = join(cwd, 'scrubbed');
     await mkdir(dir);
     const command = 'echo "path=$PATH"; env; echo ---parent---; tr "\\000" "\\n" < /proc/$PPID/environ';
-    const emulator = createEmulator({ profile: 'deepseek', script: [{ toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command }) }] }, { text: 'looked' }] });
+    const emulator = createEmulator({
+      profile: 'deepseek',
+      script: [{ toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command }) }] }, { text: 'looked' }],
+    });
     const server = await emulator.listen();
     try {
       const env = cleanEnv({ ...SECRETS, SOME_SETTING: 'plain', LC_ALL: 'C.UTF-8' });
-      const result = await runChatBinary(['chat', '--base-url', server.url, '--profile', 'deepseek', '--yes', '--json', '-p', 'look around'], { cwd: dir, env });
+      const result = await runChatBinary(
+        ['chat', '--base-url', server.url, '--profile', 'deepseek', '--yes', '--json', '-p', 'look around'],
+        { cwd: dir, env },
+      );
       assert.equal(result.code, 0, result.stderr);
       const report = JSON.parse(result.stdout) as { toolCalls: { result: string }[]; session: string };
       const output = report.toolCalls[0]?.result ?? '';
@@ -59,23 +67,37 @@ describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
       assert.equal((await stat(join(dir, '.unstuck', 'sessions'))).mode & 0o777, 0o700);
       assert.equal(await readFile(join(dir, '.unstuck', '.gitignore'), 'utf8'), '*\n');
       for (const name of await readdir(join(dir, '.unstuck', 'sessions'))) {
-        if (name.endsWith('.md')) assert.equal((await stat(join(dir, '.unstuck', 'sessions', name))).mode & 0o777, 0o600, name);
+        if (name.endsWith('.md'))
+          assert.equal((await stat(join(dir, '.unstuck', 'sessions', name))).mode & 0o777, 0o600, name);
       }
     } finally {
       await server.close();
     }
   });
 
-  it('a variable off the allow-list is not readable through /proc/$PPID/environ either, yet the chat keeps it (a listed one still reaches the command)', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+  it('a variable off the allow-list is not readable through /proc/$PPID/environ either, yet the chat keeps it (a listed one still reaches the command)', {
+    skip: process.platform !== 'linux' ? 'reads /proc' : false,
+  }, async () => {
     const dir = join(cwd, 'hidden');
     await mkdir(dir);
     const command = 'env; echo ---parent---; tr "\\000" "\\n" < /proc/$PPID/environ';
-    const emulator = createEmulator({ profile: 'deepseek', script: [{ toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command }) }] }, { text: 'looked' }] });
+    const emulator = createEmulator({
+      profile: 'deepseek',
+      script: [{ toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command }) }] }, { text: 'looked' }],
+    });
     const server = await emulator.listen();
     try {
       // Names that do not look like secrets, holding one all the same.
-      const env = cleanEnv({ OPENAI_API_KEY: 'sk-x', REDIS_URL: 'redis://:redis-pw-8@cache', DATABASE_URL: 'postgres://u:db-pw-9@db', UNSTUCK_COMMAND_ENV: 'DATABASE_URL' });
-      const result = await runChatBinary(['chat', '--base-url', server.url, '--profile', 'deepseek', '--yes', '--json', '-p', 'look around'], { cwd: dir, env });
+      const env = cleanEnv({
+        OPENAI_API_KEY: 'sk-x',
+        REDIS_URL: 'redis://:redis-pw-8@cache',
+        DATABASE_URL: 'postgres://u:db-pw-9@db',
+        UNSTUCK_COMMAND_ENV: 'DATABASE_URL',
+      });
+      const result = await runChatBinary(
+        ['chat', '--base-url', server.url, '--profile', 'deepseek', '--yes', '--json', '-p', 'look around'],
+        { cwd: dir, env },
+      );
       assert.equal(result.code, 0, result.stderr);
       const output = (JSON.parse(result.stdout) as { toolCalls: { result: string }[] }).toolCalls[0]?.result ?? '';
       const [own = '', parent = ''] = output.split('---parent---');
@@ -88,17 +110,28 @@ describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
     }
   });
 
-  it('a hidden variable leaves the initial block but keeps its value in the process', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+  it('a hidden variable leaves the initial block but keeps its value in the process', {
+    skip: process.platform !== 'linux' ? 'reads /proc' : false,
+  }, async () => {
     const module = new URL('../../src/cli/chat/erase-initial-environment.ts', import.meta.url).href;
     const program = `import { eraseInitialEnvironment } from ${JSON.stringify(module)};
       import { readFileSync } from 'node:fs';
       const erased = eraseInitialEnvironment(['GONE_TOKEN'], process.env, ['REDIS_URL']);
       const block = readFileSync('/proc/self/environ', 'latin1');
       console.log(JSON.stringify({ erased, redis: process.env.REDIS_URL ?? null, gone: process.env.GONE_TOKEN ?? null, blockHasRedis: block.includes('redis-pw'), blockHasGone: block.includes('gone-secret') }));`;
-    const output = execFileSync(process.execPath, ['--import', TSX, '--input-type=module', '-e', program], { env: { PATH: process.env.PATH ?? '', REDIS_URL: 'redis://:redis-pw@cache', GONE_TOKEN: 'gone-secret' }, encoding: 'utf8' });
+    const output = execFileSync(process.execPath, ['--import', TSX, '--input-type=module', '-e', program], {
+      env: { PATH: process.env.PATH ?? '', REDIS_URL: 'redis://:redis-pw@cache', GONE_TOKEN: 'gone-secret' },
+      encoding: 'utf8',
+    });
     const seen = JSON.parse(output) as { erased: string[] };
     seen.erased.sort();
-    assert.deepEqual(seen, { erased: ['GONE_TOKEN', 'REDIS_URL'], redis: 'redis://:redis-pw@cache', gone: null, blockHasRedis: false, blockHasGone: false });
+    assert.deepEqual(seen, {
+      erased: ['GONE_TOKEN', 'REDIS_URL'],
+      redis: 'redis://:redis-pw@cache',
+      gone: null,
+      blockHasRedis: false,
+      blockHasGone: false,
+    });
   });
 
   it('refuses a .unstuck that is a symbolic link (a repository could point it anywhere), in one line', async () => {
@@ -107,16 +140,29 @@ describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
     await mkdir(dir);
     await mkdir(elsewhere);
     await symlink(elsewhere, join(dir, '.unstuck'));
-    const result = await runChatBinary(['chat', '--base-url', 'http://127.0.0.1:9/v1', '-p', 'hi'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
+    const result = await runChatBinary(['chat', '--base-url', 'http://127.0.0.1:9/v1', '-p', 'hi'], {
+      cwd: dir,
+      env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }),
+    });
     assert.equal(result.code, 2);
-    assert.equal(result.stderr, `unstuck chat: ${join(dir, '.unstuck')}: is a symbolic link; refusing to keep sessions through it (remove it or make it a folder)\n`);
+    assert.equal(
+      result.stderr,
+      `unstuck chat: ${join(dir, '.unstuck')}: is a symbolic link; refusing to keep sessions through it (remove it or make it a folder)\n`,
+    );
     assert.deepEqual(await readdir(elsewhere), []);
   });
 
   it('knows secrets by name, and keeps them out even when listed in UNSTUCK_COMMAND_ENV', () => {
     for (const name of Object.keys(SECRETS)) assert.ok(isSecretName(name), name);
     for (const name of ['PATH', 'HOME', 'PWD', 'KEYBOARD_LAYOUT', 'LANG']) assert.ok(!isSecretName(name), name);
-    const env = commandEnvironment({ PATH: '/bin', HOME: '/h', GOPATH: '/go', MY_TOKEN: 't', EXTRA: 'x', UNSTUCK_COMMAND_ENV: 'GOPATH, MY_TOKEN' });
+    const env = commandEnvironment({
+      PATH: '/bin',
+      HOME: '/h',
+      GOPATH: '/go',
+      MY_TOKEN: 't',
+      EXTRA: 'x',
+      UNSTUCK_COMMAND_ENV: 'GOPATH, MY_TOKEN',
+    });
     assert.deepEqual(env, { PATH: '/bin', HOME: '/h', GOPATH: '/go', UNSTUCK_CHAT_COMMAND: '1' });
   });
 });

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SUMMARY_MARKER } from '../../src/agent/compact-history.js';
-import { check } from '../../src/core/index.js';
 import type { Message } from '../../src/core/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
+import { check } from '../../src/core/index.js';
 import type { Emulator } from '../../src/emulator/index.js';
+import { createEmulator } from '../../src/emulator/index.js';
 import { listenOn } from '../../src/emulator/listen.js';
 import { createTranscriptStore, formatTranscript } from '../../src/session/index.js';
 import { buildPoisonedSession, POISONED_LENGTH } from './fixtures/poisoned-session.js';
@@ -29,17 +29,22 @@ after(async () => {
 async function withRouter<T>(work: (url: string, main: Emulator, summarizer: Emulator) => Promise<T>): Promise<T> {
   const main = createEmulator({ profile: 'deepseek' });
   const summarizer = createEmulator({ profile: 'deepseek' });
-  const server = await listenOn(async (request) => {
-    if (request.method !== 'POST') return main.handle(request);
-    const text = await request.text();
-    let tools: unknown;
-    try {
-      tools = (JSON.parse(text) as { tools?: unknown }).tools;
-    } catch {
-      tools = undefined;
-    }
-    return (tools === undefined ? summarizer : main).handle(new Request(request.url, { method: 'POST', headers: request.headers, body: text }));
-  }, { port: 0, host: '127.0.0.1' });
+  const server = await listenOn(
+    async (request) => {
+      if (request.method !== 'POST') return main.handle(request);
+      const text = await request.text();
+      let tools: unknown;
+      try {
+        tools = (JSON.parse(text) as { tools?: unknown }).tools;
+      } catch {
+        tools = undefined;
+      }
+      return (tools === undefined ? summarizer : main).handle(
+        new Request(request.url, { method: 'POST', headers: request.headers, body: text }),
+      );
+    },
+    { port: 0, host: '127.0.0.1' },
+  );
   try {
     return await work(`${server.url}/v1`, main, summarizer);
   } finally {
@@ -71,12 +76,20 @@ describe("unstuck chat keeps the seed's session under its window", () => {
     const env = cleanEnv({ OPENAI_API_KEY: 'sk-test', UNSTUCK_CONTEXT_WINDOW: String(WINDOW) });
 
     await withRouter(async (url, main, summarizer) => {
-      for (let part = 1; part <= 6; part += 1) summarizer.push({ text: `Summary ${part}: the person walked the agent through 44 tasks over src/module-*.ts; each file was read and judged fine.` });
+      for (let part = 1; part <= 6; part += 1)
+        summarizer.push({
+          text: `Summary ${part}: the person walked the agent through 44 tasks over src/module-*.ts; each file was read and judged fine.`,
+        });
       main.push({ text: 'We are unstuck: the session is compacted and whole.' });
-      const result = await runChatBinary(['chat', '--resume', 'session-122357', '--base-url', url, '--profile', 'deepseek', '-p', 'Are we unstuck?'], { cwd: dir, env, timeoutMs: 120_000 });
+      const result = await runChatBinary(
+        ['chat', '--resume', 'session-122357', '--base-url', url, '--profile', 'deepseek', '-p', 'Are we unstuck?'],
+        { cwd: dir, env, timeoutMs: 120_000 },
+      );
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, 'We are unstuck: the session is compacted and whole.\n');
-      const line = /compacted ([\d,]+) messages into a summary: about ([\d,]+) -> ([\d,]+) tokens, ([\d,]+) saved/.exec(result.stderr);
+      const line = /compacted ([\d,]+) messages into a summary: about ([\d,]+) -> ([\d,]+) tokens, ([\d,]+) saved/.exec(
+        result.stderr,
+      );
       assert.ok(line !== null, result.stderr);
       const [covered, before, after, saved] = line.slice(1).map((value) => Number(value.replaceAll(',', '')));
       assert.ok((covered as number) > 2000, `covered ${covered}`);
@@ -96,17 +109,25 @@ describe("unstuck chat keeps the seed's session under its window", () => {
     // The session file keeps every message: the repaired seed, the summary pair, the question and the answer.
     const stored = (await createTranscriptStore(file).load()).messages;
     assert.deepEqual(check(stored, { profile: 'deepseek', model: 'deepseek-chat' }), []);
-    const originals = stored.filter((message) => !(typeof message.content === 'string' && message.content.startsWith(SUMMARY_MARKER)));
+    const originals = stored.filter(
+      (message) => !(typeof message.content === 'string' && message.content.startsWith(SUMMARY_MARKER)),
+    );
     assert.equal(stored.length - originals.length, 1, 'one summary recorded');
     assert.ok(originals.length >= POISONED_LENGTH + 1, `kept ${originals.length}`);
     for (const text of seed.filter((message) => message.role === 'user').map((message) => message.content)) {
-      assert.ok(stored.some((message) => message.role === 'user' && message.content === text), `user message kept: ${String(text)}`);
+      assert.ok(
+        stored.some((message) => message.role === 'user' && message.content === text),
+        `user message kept: ${String(text)}`,
+      );
     }
 
     // Resumed again: the requests still carry the summary, not the turns it covers.
     await withRouter(async (url, main, summarizer) => {
       main.push({ text: 'Still whole.' });
-      const result = await runChatBinary(['chat', '--resume', 'session-122357', '--base-url', url, '--profile', 'deepseek', '-p', 'And now?'], { cwd: dir, env, timeoutMs: 120_000 });
+      const result = await runChatBinary(
+        ['chat', '--resume', 'session-122357', '--base-url', url, '--profile', 'deepseek', '-p', 'And now?'],
+        { cwd: dir, env, timeoutMs: 120_000 },
+      );
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, 'Still whole.\n');
       assert.equal(summarizer.requests.length, 0, 'no second compaction was needed');
@@ -120,9 +141,15 @@ describe("unstuck chat keeps the seed's session under its window", () => {
   it('names a bad window setting in one line and writes nothing', async () => {
     const dir = join(cwd, 'bad-window');
     await mkdir(dir, { recursive: true });
-    const result = await runChatBinary(['chat', '--base-url', 'http://127.0.0.1:9/v1', '-p', 'hi'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test', UNSTUCK_CONTEXT_WINDOW: '12k' }) });
+    const result = await runChatBinary(['chat', '--base-url', 'http://127.0.0.1:9/v1', '-p', 'hi'], {
+      cwd: dir,
+      env: cleanEnv({ OPENAI_API_KEY: 'sk-test', UNSTUCK_CONTEXT_WINDOW: '12k' }),
+    });
     assert.notEqual(result.code, 0);
-    assert.equal(result.stderr, "unstuck chat: UNSTUCK_CONTEXT_WINDOW: expected a whole number of tokens, at least 1024, got '12k'\n");
+    assert.equal(
+      result.stderr,
+      "unstuck chat: UNSTUCK_CONTEXT_WINDOW: expected a whole number of tokens, at least 1024, got '12k'\n",
+    );
     assert.equal(result.stdout, '');
     await assert.rejects(access(join(dir, '.unstuck')), 'no session was started');
   });

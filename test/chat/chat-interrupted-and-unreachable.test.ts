@@ -22,10 +22,22 @@ after(async () => {
 describe('an aborted stream keeps its partial answer (issue 12, Low)', () => {
   it('Ctrl-C in the middle of an answer: the text shown is in the saved history, marked, and the history is valid', async () => {
     const dir = await mkdtemp(join(cwd, 'partial-'));
-    const emulator = createEmulator({ profile: 'deepseek', script: [{ text: 'The first part of a long answer, and then much more that never arrives.', stream: { chunkSize: 6, delayMs: 150 } }] });
+    const emulator = createEmulator({
+      profile: 'deepseek',
+      script: [
+        {
+          text: 'The first part of a long answer, and then much more that never arrives.',
+          stream: { chunkSize: 6, delayMs: 150 },
+        },
+      ],
+    });
     const server = await emulator.listen();
     try {
-      const child = spawn(process.execPath, [...NODE_ARGS, 'chat', '--base-url', server.url, '--profile', 'deepseek', '-p', 'tell me'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [...NODE_ARGS, 'chat', '--base-url', server.url, '--profile', 'deepseek', '-p', 'tell me'],
+        { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stdout = '';
       const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
       await new Promise<void>((resolve) => {
@@ -39,7 +51,10 @@ describe('an aborted stream keeps its partial answer (issue 12, Low)', () => {
       const sessions = (await readdir(join(dir, '.unstuck', 'sessions'))).filter((name) => name.endsWith('.md'));
       const stored = await createTranscriptStore(join(dir, '.unstuck', 'sessions', sessions[0]!)).load();
       assert.deepEqual(stored.problems, []);
-      assert.deepEqual(stored.messages.map((message) => message.role), ['user', 'assistant']);
+      assert.deepEqual(
+        stored.messages.map((message) => message.role),
+        ['user', 'assistant'],
+      );
       const content = String(stored.messages[1]?.content);
       assert.ok(content.startsWith('The first pa'), content);
       assert.ok(content.endsWith('\n\n[interrupted by the user]'), content);
@@ -54,17 +69,23 @@ describe('an aborted stream keeps its partial answer (issue 12, Low)', () => {
 describe('a connection that cannot work is not retried (issue 12, Low)', () => {
   it('--base-url http://127.0.0.1:1/v1 (a port fetch refuses) fails at once with one line', async () => {
     const started = Date.now();
-    const result = await runChatBinary(['chat', '--base-url', 'http://127.0.0.1:1/v1', '-p', 'hi'], { cwd, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }) });
+    const result = await runChatBinary(['chat', '--base-url', 'http://127.0.0.1:1/v1', '-p', 'hi'], {
+      cwd,
+      env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }),
+    });
     assert.equal(result.code, 1);
     assert.equal(result.stderr, 'unstuck chat: network failure: cannot reach http://127.0.0.1:1 (bad port)\n');
     assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
   });
 
   it('sorts failures: bad port, invalid URL, unknown host and port 0 are permanent; a refusal or reset elsewhere is transient', async () => {
-    const failing = (cause: Error & { code?: string }): typeof fetch => async () => {
-      throw new TypeError('fetch failed', { cause });
-    };
-    const withCode = (message: string, code: string): Error & { code: string } => Object.assign(new Error(message), { code });
+    const failing =
+      (cause: Error & { code?: string }): typeof fetch =>
+      async () => {
+        throw new TypeError('fetch failed', { cause });
+      };
+    const withCode = (message: string, code: string): Error & { code: string } =>
+      Object.assign(new Error(message), { code });
     const cases: [string, Error, boolean][] = [
       ['http://127.0.0.1:1/v1', new Error('bad port'), true],
       ['http://no-such-host.invalid/v1', withCode('getaddrinfo ENOTFOUND no-such-host.invalid', 'ENOTFOUND'), true],
@@ -74,12 +95,25 @@ describe('a connection that cannot work is not retried (issue 12, Low)', () => {
       ['http://api.example/v1', withCode('socket hang up', 'ECONNRESET'), false],
     ];
     for (const [url, cause, permanent] of cases) {
-      assert.equal(isPermanentConnectFailure(new TypeError('fetch failed', { cause }), url), permanent, `${url} ${cause.message}`);
+      assert.equal(
+        isPermanentConnectFailure(new TypeError('fetch failed', { cause }), url),
+        permanent,
+        `${url} ${cause.message}`,
+      );
       // The same through the chat's explaining fetch, which drops the cause but keeps the verdict.
       const explained = await explainNetworkErrors(failing(cause))(url).catch((error: unknown) => error);
       assert.equal(isPermanentConnectFailure(explained, url), permanent, `explained ${url} ${cause.message}`);
-      assert.equal(isTransient(permanent ? { kind: 'network', detail: '', permanent: true } : { kind: 'network', detail: '' }), !permanent);
+      assert.equal(
+        isTransient(permanent ? { kind: 'network', detail: '', permanent: true } : { kind: 'network', detail: '' }),
+        !permanent,
+      );
     }
-    assert.equal(isPermanentConnectFailure(new TypeError('Failed to parse URL', { cause: withCode('Invalid URL', 'ERR_INVALID_URL') }), 'http://[::1/v1'), true);
+    assert.equal(
+      isPermanentConnectFailure(
+        new TypeError('Failed to parse URL', { cause: withCode('Invalid URL', 'ERR_INVALID_URL') }),
+        'http://[::1/v1',
+      ),
+      true,
+    );
   });
 });

@@ -5,13 +5,23 @@ import { createChatRenderer, summarizeArguments } from '../../src/cli/chat/chat-
 import { createSpinner } from '../../src/cli/chat/spinner.js';
 import { colorWanted, createTerminalStyle } from '../../src/cli/chat/terminal-style.js';
 
-function render(events: AgentEvent[], options: { color: boolean; separate?: boolean }): { answer: string; notes: string } {
+function render(
+  events: AgentEvent[],
+  options: { color: boolean; separate?: boolean },
+): { answer: string; notes: string } {
   let answer = '';
   let notes = '';
   const answerWriter = { write: (text: string) => (answer += text) };
   const notesWriter = options.separate === true ? { write: (text: string) => (notes += text) } : answerWriter;
   const style = createTerminalStyle(options.color);
-  const renderer = createChatRenderer({ answer: answerWriter, notes: notesWriter, style, spinner: createSpinner(notesWriter, { enabled: false, unicode: false }), reasoning: true, fancy: options.color });
+  const renderer = createChatRenderer({
+    answer: answerWriter,
+    notes: notesWriter,
+    style,
+    spinner: createSpinner(notesWriter, { enabled: false, unicode: false }),
+    reasoning: true,
+    fancy: options.color,
+  });
   for (const event of events) renderer.handle(event);
   return { answer, notes };
 }
@@ -22,7 +32,13 @@ const turn: AgentEvent[] = [
   { type: 'tool-call-start', id: 'c1', name: 'read_file', arguments: '{"path":"notes.md"}' },
   { type: 'tool-call-end', id: 'c1', name: 'read_file', result: 'one\ntwo', isError: false },
   { type: 'tool-call-start', id: 'c2', name: 'run_command', arguments: '{"command":"make"}' },
-  { type: 'tool-call-end', id: 'c2', name: 'run_command', result: 'run_command was not allowed by the user', isError: true },
+  {
+    type: 'tool-call-end',
+    id: 'c2',
+    name: 'run_command',
+    result: 'run_command was not allowed by the user',
+    isError: true,
+  },
   { type: 'text-delta', text: 'The file has ' },
   { type: 'text-delta', text: 'two lines.' },
   { type: 'turn-end', reason: 'stop' },
@@ -62,17 +78,27 @@ describe('the chat renderer', () => {
   it('says when a turn was aborted, and what was repaired', () => {
     const { answer } = render(
       [
-        { type: 'repair', changes: [{ kind: 'result-synthesized', index: 4, toolCallId: 'c9', detail: 'answered c9 as not completed' }] },
+        {
+          type: 'repair',
+          changes: [{ kind: 'result-synthesized', index: 4, toolCallId: 'c9', detail: 'answered c9 as not completed' }],
+        },
         { type: 'text-delta', text: 'Half an ans' },
         { type: 'turn-end', reason: 'aborted' },
       ],
       { color: false },
     );
-    assert.equal(answer, 'repaired the history before sending: 1 change\n  - message 4: result-synthesized: answered c9 as not completed\nHalf an ans\n(turn aborted; the session is kept)\n');
+    assert.equal(
+      answer,
+      'repaired the history before sending: 1 change\n  - message 4: result-synthesized: answered c9 as not completed\nHalf an ans\n(turn aborted; the session is kept)\n',
+    );
   });
 
-  it('shows a bounded preview of a tool\'s output, all of it with output: full, and escapes what would drive the terminal (issue 12, Low)', () => {
-    const result = ['exit code 0', ...Array.from({ length: 20 }, (_, index) => `line ${index + 1}`), 'evil \x1b[2J\x1b]0;pwned\x07 end'].join('\n');
+  it("shows a bounded preview of a tool's output, all of it with output: full, and escapes what would drive the terminal (issue 12, Low)", () => {
+    const result = [
+      'exit code 0',
+      ...Array.from({ length: 20 }, (_, index) => `line ${index + 1}`),
+      'evil \x1b[2J\x1b]0;pwned\x07 end',
+    ].join('\n');
     const events: AgentEvent[] = [
       { type: 'tool-call-start', id: 'c1', name: 'run_command', arguments: '{"command":"make"}' },
       { type: 'tool-call-end', id: 'c1', name: 'run_command', result, isError: false },
@@ -96,16 +122,32 @@ describe('the chat renderer', () => {
     assert.doesNotMatch(answer, /\x1b/);
     let full = '';
     const writer = { write: (text: string) => (full += text) };
-    const renderer = createChatRenderer({ answer: writer, notes: writer, style: createTerminalStyle(false), spinner: createSpinner(writer, { enabled: false, unicode: false }), reasoning: true, fancy: false, output: 'full' });
+    const renderer = createChatRenderer({
+      answer: writer,
+      notes: writer,
+      style: createTerminalStyle(false),
+      spinner: createSpinner(writer, { enabled: false, unicode: false }),
+      reasoning: true,
+      fancy: false,
+      output: 'full',
+    });
     for (const event of events) renderer.handle(event);
     assert.equal(full.split('\n').filter((line) => line.startsWith('    | ')).length, 22);
     assert.deepEqual(renderer.lastOutputs(), [{ name: 'run_command', result }]);
   });
 
-  it('on a terminal, shows the model\'s control characters instead of obeying them (a bare CR, escapes), keeping lines', () => {
+  it("on a terminal, shows the model's control characters instead of obeying them (a bare CR, escapes), keeping lines", () => {
     let out = '';
     const writer = { write: (text: string) => (out += text) };
-    const renderer = createChatRenderer({ answer: writer, notes: writer, style: createTerminalStyle(false), spinner: createSpinner(writer, { enabled: false, unicode: false }), reasoning: true, fancy: false, terminal: true });
+    const renderer = createChatRenderer({
+      answer: writer,
+      notes: writer,
+      style: createTerminalStyle(false),
+      spinner: createSpinner(writer, { enabled: false, unicode: false }),
+      reasoning: true,
+      fancy: false,
+      terminal: true,
+    });
     renderer.handle({ type: 'text-delta', text: 'safe\r\nline\tok\rHIDDEN\x1b]0;title\x07\x1b[2J' });
     assert.equal(out, 'safe\nline\tok\\x0dHIDDEN\\x1b]0;title\\x07\\x1b[2J');
     // Not a terminal (one-shot to a file or pipe): the answer is passed on as it is.
@@ -145,7 +187,14 @@ describe('the chat renderer while a question waits', () => {
     const writer = { write: (chunk: string) => (text += chunk) };
     const labels: string[] = [];
     const spinner = { start: (label: string) => void labels.push(label), stop: () => undefined, running: false };
-    const renderer = createChatRenderer({ answer: writer, notes: writer, style: createTerminalStyle(false), spinner, reasoning: true, fancy: false });
+    const renderer = createChatRenderer({
+      answer: writer,
+      notes: writer,
+      style: createTerminalStyle(false),
+      spinner,
+      reasoning: true,
+      fancy: false,
+    });
     renderer.handle({ type: 'tool-call-start', id: 'a', name: 'read_file', arguments: '{}' });
     renderer.handle({ type: 'tool-call-start', id: 'b', name: 'write_file', arguments: '{}' });
     renderer.hold();

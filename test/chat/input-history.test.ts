@@ -14,7 +14,8 @@ after(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-const lines = (count: number, prefix: string): string => Array.from({ length: count }, (_, index) => `${prefix} ${index + 1}`).join('\n') + '\n';
+const lines = (count: number, prefix: string): string =>
+  Array.from({ length: count }, (_, index) => `${prefix} ${index + 1}`).join('\n') + '\n';
 
 describe('the interactive input history is a project file: never followed out, never a FIFO', () => {
   it('keeps the newest 500 lines and appends typed lines to its own regular file', async () => {
@@ -55,7 +56,10 @@ describe('the interactive input history is a project file: never followed out, n
     assert.equal(await readFile(join(elsewhere, 'history'), 'utf8'), original);
   });
 
-  it('a FIFO in its place does not hang the start', { skip: process.platform === 'win32' ? 'no FIFOs' : false, timeout: 5000 }, async () => {
+  it('a FIFO in its place does not hang the start', {
+    skip: process.platform === 'win32' ? 'no FIFOs' : false,
+    timeout: 5000,
+  }, async () => {
     const cwd = join(base, 'fifo');
     await mkdir(join(cwd, '.unstuck'), { recursive: true });
     execFileSync('mkfifo', [join(cwd, HISTORY_FILE)]);

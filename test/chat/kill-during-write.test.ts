@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { watch } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { createEmulator } from '../../src/emulator/index.js';
+import { fileURLToPath } from 'node:url';
 import type { Step } from '../../src/emulator/index.js';
+import { createEmulator } from '../../src/emulator/index.js';
 import { cleanEnv, NODE_ARGS, TSX } from './harness/run-chat-binary.js';
 
 /**
@@ -44,7 +44,8 @@ async function verdictOf(path: string): Promise<{ verdict: Verdict; size?: numbe
     return { verdict: 'absent' };
   }
   if (bytes.toString('utf8') === OLD) return { verdict: 'old' };
-  if (bytes.length === SIZE && createHash('sha256').update(bytes).digest('hex') === NEW_DIGEST) return { verdict: 'new' };
+  if (bytes.length === SIZE && createHash('sha256').update(bytes).digest('hex') === NEW_DIGEST)
+    return { verdict: 'new' };
   return { verdict: 'torn', size: bytes.length };
 }
 
@@ -79,11 +80,17 @@ function touched(dir: string): { first: Promise<number>; last(): number; close()
 
 interface Writer {
   /** Starts one write_file of the target in `dir`; `finished` resolves when the call has ended (a kill: never). */
-  start(dir: string): Promise<{ child: ChildProcess; finished: Promise<number>; exited: Promise<void>; done?: () => Promise<void> }>;
+  start(
+    dir: string,
+  ): Promise<{ child: ChildProcess; finished: Promise<number>; exited: Promise<void>; done?: () => Promise<void> }>;
 }
 
 /** Runs the kill series for one way of driving write_file; returns the counts of each outcome. */
-async function killSeries(name: string, writer: Writer, report: (line: string) => void): Promise<Record<string, number>> {
+async function killSeries(
+  name: string,
+  writer: Writer,
+  report: (line: string) => void,
+): Promise<Record<string, number>> {
   // One uninterrupted write first: how long a write takes here, from its first change on disk to its last.
   const calibration = join(base, `${name}-calibration`);
   await mkdir(calibration);
@@ -98,7 +105,14 @@ async function killSeries(name: string, writer: Writer, report: (line: string) =
   await probe.done?.();
   assert.equal((await verdictOf(join(calibration, 'target.txt'))).verdict, 'new', 'the uninterrupted write completes');
 
-  const counts: Record<string, number> = { old: 0, new: 0, absent: 0, torn: 0, leftoverTemporaries: 0, windowMs: Math.round(window) };
+  const counts: Record<string, number> = {
+    old: 0,
+    new: 0,
+    absent: 0,
+    torn: 0,
+    leftoverTemporaries: 0,
+    windowMs: Math.round(window),
+  };
   const torn: string[] = [];
   for (let run = 0; run < RUNS; run += 1) {
     const dir = join(base, `${name}-${run}`);
@@ -127,29 +141,65 @@ async function killSeries(name: string, writer: Writer, report: (line: string) =
 }
 
 describe('SIGKILL during a 50 MB write_file leaves the file whole: old, new, or absent for a new file', () => {
-  it(`through the library (createAgent with the built-in tools), ${RUNS} kills`, { timeout: 60_000 + RUNS * 30_000 }, async (t) => {
-    await killSeries('library', {
-      async start(dir) {
-        const child = spawn(process.execPath, ['--import', TSX, WRITER, dir, 'target.txt', String(SIZE), PATTERN], { stdio: ['ignore', 'pipe', 'inherit'] });
-        const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-        return { child, finished: seen(child, 'stdout', 'written\n'), exited };
+  it(`through the library (createAgent with the built-in tools), ${RUNS} kills`, {
+    timeout: 60_000 + RUNS * 30_000,
+  }, async (t) => {
+    await killSeries(
+      'library',
+      {
+        async start(dir) {
+          const child = spawn(process.execPath, ['--import', TSX, WRITER, dir, 'target.txt', String(SIZE), PATTERN], {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+          return { child, finished: seen(child, 'stdout', 'written\n'), exited };
+        },
       },
-    }, (line) => t.diagnostic(line));
+      (line) => t.diagnostic(line),
+    );
   });
 
-  it(`through unstuck chat -p --yes against the emulator, ${RUNS} kills`, { timeout: 60_000 + RUNS * 30_000 }, async (t) => {
+  it(`through unstuck chat -p --yes against the emulator, ${RUNS} kills`, {
+    timeout: 60_000 + RUNS * 30_000,
+  }, async (t) => {
     // Built once: the emulator serves the same 50 MB call to every run, in large SSE chunks.
-    const write: Step = { toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'target.txt', content: Buffer.alloc(SIZE, PATTERN).toString('utf8') }) }], stream: { chunkSize: 1024 * 1024 } };
-    await killSeries('binary', {
-      async start(dir) {
-        const exists = await readFile(join(dir, 'target.txt')).then(() => true, () => false);
-        // The model reads the file (when there is one), then overwrites or creates it.
-        const emulator = createEmulator({ profile: 'deepseek', script: [...(exists ? [{ toolCalls: [{ name: 'read_file', arguments: '{"path":"target.txt"}' }] }] : []), write, { text: 'done' }] });
-        const server = await emulator.listen();
-        const child = spawn(process.execPath, [...NODE_ARGS, 'chat', '--base-url', server.url, '--profile', 'deepseek', '--yes', '-p', 'write it'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }), stdio: ['ignore', 'ignore', 'pipe'] });
-        const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-        return { child, finished: seen(child, 'stderr', '[done] write_file'), exited, done: () => server.close() };
+    const write: Step = {
+      toolCalls: [
+        {
+          name: 'write_file',
+          arguments: JSON.stringify({ path: 'target.txt', content: Buffer.alloc(SIZE, PATTERN).toString('utf8') }),
+        },
+      ],
+      stream: { chunkSize: 1024 * 1024 },
+    };
+    await killSeries(
+      'binary',
+      {
+        async start(dir) {
+          const exists = await readFile(join(dir, 'target.txt')).then(
+            () => true,
+            () => false,
+          );
+          // The model reads the file (when there is one), then overwrites or creates it.
+          const emulator = createEmulator({
+            profile: 'deepseek',
+            script: [
+              ...(exists ? [{ toolCalls: [{ name: 'read_file', arguments: '{"path":"target.txt"}' }] }] : []),
+              write,
+              { text: 'done' },
+            ],
+          });
+          const server = await emulator.listen();
+          const child = spawn(
+            process.execPath,
+            [...NODE_ARGS, 'chat', '--base-url', server.url, '--profile', 'deepseek', '--yes', '-p', 'write it'],
+            { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }), stdio: ['ignore', 'ignore', 'pipe'] },
+          );
+          const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+          return { child, finished: seen(child, 'stderr', '[done] write_file'), exited, done: () => server.close() };
+        },
       },
-    }, (line) => t.diagnostic(line));
+      (line) => t.diagnostic(line),
+    );
   });
 });

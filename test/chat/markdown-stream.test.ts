@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { blockEnd, createMarkdownStream } from '../../src/cli/chat/markdown-stream.js';
 import { createChatRenderer } from '../../src/cli/chat/chat-renderer.js';
+import { blockEnd, createMarkdownStream } from '../../src/cli/chat/markdown-stream.js';
 import { createTerminalStyle } from '../../src/cli/chat/terminal-style.js';
 
 const strip = (text: string): string => text.replace(/\x1b\[[0-9;]*m/g, '');
@@ -18,7 +18,11 @@ describe('markdown on the terminal, a finished block at a time', () => {
     assert.equal(blockEnd('a paragraph\n'), -1);
     assert.equal(blockEnd('a paragraph\n\nnext'), 13);
     assert.equal(blockEnd('\n\nlead blank lines\n'), -1, 'blank lines before any content end nothing');
-    assert.equal(blockEnd('```js\nconst a = 1;\n\nconst b = 2;\n```\n'), -1, 'a blank line inside a fence does not end the block');
+    assert.equal(
+      blockEnd('```js\nconst a = 1;\n\nconst b = 2;\n```\n'),
+      -1,
+      'a blank line inside a fence does not end the block',
+    );
     assert.equal(blockEnd('```js\nconst a = 1;\n\n```\n\nafter'), 25);
     assert.equal(blockEnd('~~~\n```\n\n~~~\n\n'), 14, 'only the fence that opened closes');
   });
@@ -60,12 +64,24 @@ describe('markdown on the terminal, a finished block at a time', () => {
     const style = createTerminalStyle(true);
     const spinner = { start() {}, stop() {}, running: false };
     const markdown = createMarkdownStream({ write: (text) => writer.write(text), width: 80 });
-    const renderer = createChatRenderer({ answer: writer, notes: writer, style, spinner, reasoning: true, fancy: true, markdown });
+    const renderer = createChatRenderer({
+      answer: writer,
+      notes: writer,
+      style,
+      spinner,
+      reasoning: true,
+      fancy: true,
+      markdown,
+    });
     renderer.handle({ type: 'text-delta', text: 'Looking at **the file**' });
     assert.deepEqual(out, []);
     renderer.handle({ type: 'tool-call-start', id: 'c1', name: 'read_file', arguments: '{"path":"a.ts"}' });
     const text = strip(out.join(''));
-    assert.match(text, /^Looking at the file\n.*read_file/s, 'the pending paragraph is drawn (bold, no asterisks) before the tool line');
+    assert.match(
+      text,
+      /^Looking at the file\n.*read_file/s,
+      'the pending paragraph is drawn (bold, no asterisks) before the tool line',
+    );
     renderer.handle({ type: 'tool-call-end', id: 'c1', name: 'read_file', result: 'ok', isError: false });
     renderer.handle({ type: 'text-delta', text: '1. first\n2. second' });
     renderer.handle({ type: 'turn-end', reason: 'stop' });

@@ -30,14 +30,20 @@ describe('search_text with a catastrophic regular expression (issue 12, Medium 9
     const ticker = setInterval(() => (ticks += 1), 20);
     const started = Date.now();
     try {
-      await assert.rejects(tool.run({ pattern: EVIL, regex: true }, { signal: new AbortController().signal }), /the regular expression ran for more than 400 ms and was stopped/);
+      await assert.rejects(
+        tool.run({ pattern: EVIL, regex: true }, { signal: new AbortController().signal }),
+        /the regular expression ran for more than 400 ms and was stopped/,
+      );
     } finally {
       clearInterval(ticker);
     }
     assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
     assert.ok(ticks >= 10, `the event loop ticked only ${ticks} times`);
     // A harmless pattern still works, through the same worker path.
-    assert.equal(await tool.run({ pattern: '^b+$', regex: true }, { signal: new AbortController().signal }), 'plain.txt:2: bbb');
+    assert.equal(
+      await tool.run({ pattern: '^b+$', regex: true }, { signal: new AbortController().signal }),
+      'plain.txt:2: bbb',
+    );
   });
 
   it('stops it at once when the turn is aborted', async () => {
@@ -45,18 +51,31 @@ describe('search_text with a catastrophic regular expression (issue 12, Medium 9
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
     const started = Date.now();
-    await assert.rejects(tool.run({ pattern: EVIL, regex: true }, { signal: controller.signal }), /stopped: the turn was aborted/);
+    await assert.rejects(
+      tool.run({ pattern: EVIL, regex: true }, { signal: controller.signal }),
+      /stopped: the turn was aborted/,
+    );
     assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
   });
 
-  it('unstuck chat -p ends on the first SIGTERM while the model\'s regex runs', async () => {
+  it("unstuck chat -p ends on the first SIGTERM while the model's regex runs", async () => {
     const dir = join(cwd, 'sigterm');
     await mkdir(dir);
     await writeFile(join(dir, 'victim.txt'), VICTIM);
-    const emulator = createEmulator({ profile: 'deepseek', script: [{ toolCalls: [{ name: 'search_text', arguments: JSON.stringify({ pattern: EVIL, regex: true }) }] }, { text: 'never' }] });
+    const emulator = createEmulator({
+      profile: 'deepseek',
+      script: [
+        { toolCalls: [{ name: 'search_text', arguments: JSON.stringify({ pattern: EVIL, regex: true }) }] },
+        { text: 'never' },
+      ],
+    });
     const server = await emulator.listen();
     try {
-      const child = spawn(process.execPath, [...NODE_ARGS, 'chat', '--base-url', server.url, '--profile', 'deepseek', '-p', 'search'], { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [...NODE_ARGS, 'chat', '--base-url', server.url, '--profile', 'deepseek', '-p', 'search'],
+        { cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test' }), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stderr = '';
       const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
       await new Promise<void>((resolve) => {
@@ -71,21 +90,38 @@ describe('search_text with a catastrophic regular expression (issue 12, Medium 9
       const timeout = setTimeout(() => child.kill('SIGKILL'), 10_000);
       const code = await exited;
       clearTimeout(timeout);
-      assert.ok(Date.now() - sentAt < 4000, `exited ${Date.now() - sentAt} ms after SIGTERM (code ${code}); stderr: ${stderr}`);
+      assert.ok(
+        Date.now() - sentAt < 4000,
+        `exited ${Date.now() - sentAt} ms after SIGTERM (code ${code}); stderr: ${stderr}`,
+      );
       assert.notEqual(code, null, 'it had to be killed');
     } finally {
       await server.close();
     }
   });
 
-  it('in the terminal the first Ctrl-C aborts the turn and the second leaves', { skip: hasTmux() ? false : 'tmux is not installed' }, async () => {
+  it('in the terminal the first Ctrl-C aborts the turn and the second leaves', {
+    skip: hasTmux() ? false : 'tmux is not installed',
+  }, async () => {
     const dir = join(cwd, 'ctrl-c');
     await mkdir(dir);
     await writeFile(join(dir, 'victim.txt'), VICTIM);
-    const emulator = createEmulator({ profile: 'deepseek', script: [{ toolCalls: [{ name: 'search_text', arguments: JSON.stringify({ pattern: EVIL, regex: true }) }] }, { text: 'never' }] });
+    const emulator = createEmulator({
+      profile: 'deepseek',
+      script: [
+        { toolCalls: [{ name: 'search_text', arguments: JSON.stringify({ pattern: EVIL, regex: true }) }] },
+        { text: 'never' },
+      ],
+    });
     const server = await emulator.listen();
-    const command = [process.execPath, ...NODE_ARGS, 'chat', '--base-url', server.url, '--profile', 'deepseek'].map((part) => `'${part}'`).join(' ');
-    const terminal = await openTmuxTerminal({ command, cwd: dir, env: cleanEnv({ OPENAI_API_KEY: 'sk-test', TERM: 'xterm-256color', NO_COLOR: '1' }) });
+    const command = [process.execPath, ...NODE_ARGS, 'chat', '--base-url', server.url, '--profile', 'deepseek']
+      .map((part) => `'${part}'`)
+      .join(' ');
+    const terminal = await openTmuxTerminal({
+      command,
+      cwd: dir,
+      env: cleanEnv({ OPENAI_API_KEY: 'sk-test', TERM: 'xterm-256color', NO_COLOR: '1' }),
+    });
     try {
       await terminal.waitFor(/^>$/m);
       await terminal.type('search for it');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, mkdir, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -26,7 +26,10 @@ describe('the sessions directory', () => {
   });
 
   it('makes ids that sort by time', () => {
-    const sessions = createSessionDirectory(cwd, { now: () => new Date('2026-11-30T03:04:05.678Z'), random: () => 'beef' });
+    const sessions = createSessionDirectory(cwd, {
+      now: () => new Date('2026-11-30T03:04:05.678Z'),
+      random: () => 'beef',
+    });
     assert.equal(sessions.createId(), '20261130-030405-beef');
     assert.equal(sessions.pathOf('20261130-030405-beef'), join(cwd, '.unstuck', 'sessions', '20261130-030405-beef.md'));
     assert.throws(() => sessions.pathOf('../escape'), /not a session id/);
@@ -44,9 +47,20 @@ describe('the sessions directory', () => {
     await writeFile(join(dir, '.20261130-100000-bbbb.md.tmp-1-00000000'), 'temporary');
     await writeFile(join(dir, '20261130-100000-bbbb.md.lock'), 'lock');
     await mkdir(join(dir, 'folder.md'));
-    await utimes(join(dir, '20261129-100000-aaaa.md'), new Date('2026-11-29T10:00:00Z'), new Date('2026-11-29T10:00:00Z'));
-    await utimes(join(dir, '20261130-100000-bbbb.md'), new Date('2026-11-30T10:00:00Z'), new Date('2026-11-30T10:00:00Z'));
-    assert.deepEqual((await sessions.list()).map((entry) => entry.id), ['20261130-100000-bbbb', '20261129-100000-aaaa']);
+    await utimes(
+      join(dir, '20261129-100000-aaaa.md'),
+      new Date('2026-11-29T10:00:00Z'),
+      new Date('2026-11-29T10:00:00Z'),
+    );
+    await utimes(
+      join(dir, '20261130-100000-bbbb.md'),
+      new Date('2026-11-30T10:00:00Z'),
+      new Date('2026-11-30T10:00:00Z'),
+    );
+    assert.deepEqual(
+      (await sessions.list()).map((entry) => entry.id),
+      ['20261130-100000-bbbb', '20261129-100000-aaaa'],
+    );
     assert.equal((await sessions.find()).id, '20261130-100000-bbbb');
     assert.equal((await sessions.find('20261129')).id, '20261129-100000-aaaa');
     await assert.rejects(sessions.find('2026'), /ambiguous/);
@@ -61,7 +75,10 @@ describe('the sessions directory', () => {
     await mkdir(join(dir, '.unstuck'));
     await symlink(victim, join(dir, '.unstuck', 'sessions'));
     const sessions = createSessionDirectory(dir);
-    await assert.rejects(sessions.select({ kind: 'new' }), /is a symbolic link; refusing to keep or read sessions through it/);
+    await assert.rejects(
+      sessions.select({ kind: 'new' }),
+      /is a symbolic link; refusing to keep or read sessions through it/,
+    );
     await assert.rejects(sessions.find(), /is a symbolic link/);
     assert.equal((await stat(victim)).mode & 0o777, 0o755);
     assert.deepEqual(await readdir(victim), ['20261130-100000-cccc.md']);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { open, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { findJsonErrorOffset } from '../../src/cli/json-error-offset.js';
@@ -39,7 +39,11 @@ describe('input the CLI refuses, in one line', () => {
   });
 
   test('bytes that are not UTF-8: refused with their position, never turned into U+FFFD by --write', async () => {
-    const bytes = Buffer.concat([Buffer.from('[{"role":"user","content":"q"},\n {"role":"user","content":"caf'), Buffer.from([0xe9]), Buffer.from('"}]')]);
+    const bytes = Buffer.concat([
+      Buffer.from('[{"role":"user","content":"q"},\n {"role":"user","content":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}]'),
+    ]);
     await writeFile(path('latin1.json'), bytes);
     await refused(['fix', '--write', path('latin1.json')], /latin1\.json:2:31: not UTF-8: byte 0xe9/);
     assert.ok((await readFile(path('latin1.json'))).equals(bytes));
@@ -51,21 +55,33 @@ describe('input the CLI refuses, in one line', () => {
     const handle = await open(path('sparse.json'), 'w');
     await handle.truncate(300 * 1024 * 1024);
     await handle.close();
-    await refused(['check', path('sparse.json')], /sparse\.json: too large: 314572800 bytes, more than the limit of 268435456 bytes \(256 MiB/);
+    await refused(
+      ['check', path('sparse.json')],
+      /sparse\.json: too large: 314572800 bytes, more than the limit of 268435456 bytes \(256 MiB/,
+    );
     await writeFile(path('small.json'), JSON.stringify(broken));
-    await refused(['check', path('small.json')], /small\.json: too large: \d+ bytes, more than the limit of 100 bytes/, { UNSTUCK_MAX_INPUT_BYTES: '100' });
+    await refused(
+      ['check', path('small.json')],
+      /small\.json: too large: \d+ bytes, more than the limit of 100 bytes/,
+      { UNSTUCK_MAX_INPUT_BYTES: '100' },
+    );
     const stdin = captureIo({ stdin: JSON.stringify(broken), env: { UNSTUCK_MAX_INPUT_BYTES: '100' } });
     assert.equal(await run(['check', '-'], stdin), 2);
     assert.match(stdin.err(), /<stdin>: too large/);
   });
 
-  test('a FIFO is refused at once, not read (a FIFO with no writer used to hang forever)', { timeout: 20_000 }, async () => {
+  test('a FIFO is refused at once, not read (a FIFO with no writer used to hang forever)', {
+    timeout: 20_000,
+  }, async () => {
     execFileSync('mkfifo', [path('pipe.json')]);
     await refused(['check', path('pipe.json')], /pipe\.json: cannot read: not a regular file \(a FIFO\)/);
     await refused(['fix', '--write', path('pipe.json')], /pipe\.json: cannot read: not a regular file \(a FIFO\)/);
     execFileSync('mkfifo', [path('pipe.md')]);
     await refused(['check', path('pipe.md')], /pipe\.md: cannot read: not a regular file \(a FIFO\)/);
-    await refused(['convert', path('pipe.md'), path('from-pipe.json')], /pipe\.md: cannot read: not a regular file \(a FIFO\)/);
+    await refused(
+      ['convert', path('pipe.md'), path('from-pipe.json')],
+      /pipe\.md: cannot read: not a regular file \(a FIFO\)/,
+    );
   });
 
   test('convert IN OUT naming one file (or a link to it) is refused; the input is untouched', async () => {
@@ -85,7 +101,10 @@ describe('input the CLI refuses, in one line', () => {
       assert.equal(await run(['convert', path('in.json'), target], io), 2);
       assert.equal(io.err(), `unstuck convert: ${target}: cannot write: its directory does not exist (ENOENT)\n`);
     }
-    assert.deepEqual((await readdir(path(''))).filter((name) => name.includes('.tmp-')), []);
+    assert.deepEqual(
+      (await readdir(path(''))).filter((name) => name.includes('.tmp-')),
+      [],
+    );
   });
 });
 
@@ -94,7 +113,9 @@ function spawnCli(args: string[], stdout: 'pipe' | number): ReturnType<typeof sp
   return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', stdout, 'pipe'] });
 }
 
-function finished(child: ReturnType<typeof spawn>): Promise<{ code: number | null; signal: NodeJS.Signals | null; err: string }> {
+function finished(
+  child: ReturnType<typeof spawn>,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; err: string }> {
   let err = '';
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk));
   return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, err })));
@@ -104,12 +125,20 @@ describe('the process: output that fails, and signals', () => {
   let large = '';
   before(async () => {
     const messages: Message[] = [];
-    for (let index = 0; index < 3000; index += 1) messages.push({ role: 'user', content: `q${index}` }, { role: 'assistant', content: null, tool_calls: [{ id: `c${index}`, type: 'function', function: { name: 'f', arguments: '{}' } }] });
+    for (let index = 0; index < 3000; index += 1)
+      messages.push(
+        { role: 'user', content: `q${index}` },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `c${index}`, type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+      );
     large = path('large.json');
     await writeFile(large, JSON.stringify(messages, null, 2));
   });
 
-  test('a reader that goes away (| head -1) ends the output quietly: no stack trace, the command\'s own exit code', async () => {
+  test("a reader that goes away (| head -1) ends the output quietly: no stack trace, the command's own exit code", async () => {
     const child = spawnCli(['fix', large], 'pipe');
     child.stdout!.once('data', () => child.stdout!.destroy());
     const result = await finished(child);

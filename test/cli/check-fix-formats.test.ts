@@ -17,16 +17,27 @@ after(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-const corpus = async (name: string) => (JSON.parse(await readFile(new URL(`../fixtures/shared/corpus/${name}`, import.meta.url), 'utf8')) as { messages: unknown[] }).messages;
+const corpus = async (name: string) =>
+  (
+    JSON.parse(await readFile(new URL(`../fixtures/shared/corpus/${name}`, import.meta.url), 'utf8')) as {
+      messages: unknown[];
+    }
+  ).messages;
 
 describe('Anthropic Messages', () => {
   test('a request body with top-level system: check names the violation as Anthropic does; fix writes the body back with its system', async () => {
     const messages = await corpus('032-anthropic-parallel-tool-results-as-separate-user-messages.json');
-    await writeFile(path('anthropic.json'), JSON.stringify({ model: 'claude-sonnet-4-5', system: 'be brief', max_tokens: 1024, messages }, null, 2));
+    await writeFile(
+      path('anthropic.json'),
+      JSON.stringify({ model: 'claude-sonnet-4-5', system: 'be brief', max_tokens: 1024, messages }, null, 2),
+    );
     const checked = captureIo();
     assert.equal(await run(['check', path('anthropic.json')], checked), 1);
     assert.match(checked.out(), /2 problems for anthropic-messages \(4 messages\)/);
-    assert.match(checked.out(), /messages\[3\]\s+tool-results-split \(toolu_B\): messages\.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_B/);
+    assert.match(
+      checked.out(),
+      /messages\[3\]\s+tool-results-split \(toolu_B\): messages\.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_B/,
+    );
     const fixed = captureIo();
     assert.equal(await run(['fix', path('anthropic.json')], fixed), 0);
     const body = JSON.parse(fixed.out()) as { system: string; max_tokens: number; messages: unknown[] };
@@ -38,12 +49,18 @@ describe('Anthropic Messages', () => {
   });
 
   test('a bare array is detected by its blocks; --thinking on finds the missing thinking block and fix says why it stays', async () => {
-    await writeFile(path('thinking.json'), JSON.stringify(await corpus('033-anthropic-thinking-blocks-dropped-before-tool-use.json')));
+    await writeFile(
+      path('thinking.json'),
+      JSON.stringify(await corpus('033-anthropic-thinking-blocks-dropped-before-tool-use.json')),
+    );
     const io = captureIo();
     assert.equal(await run(['check', '--json', '--thinking', 'on', path('thinking.json')], io), 1);
     const report = JSON.parse(io.out()) as { files: { wire: string; violations: { rule: string }[] }[] };
     assert.equal(report.files[0]?.wire, 'anthropic-messages');
-    assert.deepEqual(report.files[0]?.violations.map((violation) => violation.rule), ['thinking-block-missing']);
+    assert.deepEqual(
+      report.files[0]?.violations.map((violation) => violation.rule),
+      ['thinking-block-missing'],
+    );
     assert.equal(await run(['check', path('thinking.json')], captureIo()), 0, 'thinking off: valid');
     const fixed = captureIo();
     assert.equal(await run(['fix', '--thinking', 'on', path('thinking.json')], fixed), 1);
@@ -59,33 +76,64 @@ describe('Gemini contents', () => {
     const checked = captureIo();
     assert.equal(await run(['check', path('gemini.json')], checked), 1);
     assert.match(checked.out(), /for gemini-contents \(4 contents\)/);
-    assert.match(checked.out(), /contents\[3\]\s+tool-result-orphan: Please ensure that function response turn comes immediately after a function call turn\./);
+    assert.match(
+      checked.out(),
+      /contents\[3\]\s+tool-result-orphan: Please ensure that function response turn comes immediately after a function call turn\./,
+    );
     assert.equal(await run(['fix', '--write', path('gemini.json')], captureIo()), 0);
     assert.equal(await readFile(path('gemini.json.bak'), 'utf8'), original);
-    const body = JSON.parse(await readFile(path('gemini.json'), 'utf8')) as { contents: unknown[]; generationConfig: unknown };
+    const body = JSON.parse(await readFile(path('gemini.json'), 'utf8')) as {
+      contents: unknown[];
+      generationConfig: unknown;
+    };
     assert.deepEqual(body.generationConfig, { temperature: 0 });
     assert.deepEqual(checkFormat('gemini-contents', body.contents), []);
     assert.equal(await run(['check', path('gemini.json')], captureIo()), 0);
   });
 
   test('a damaged array (a turn without parts, junk) is still read as Gemini, and repaired', async () => {
-    await writeFile(path('damaged-contents.json'), JSON.stringify([{ role: 'user', parts: [{ text: 'q' }] }, { role: 'model' }, 42, { role: 'model', parts: [{ text: 'a' }] }]));
+    await writeFile(
+      path('damaged-contents.json'),
+      JSON.stringify([
+        { role: 'user', parts: [{ text: 'q' }] },
+        { role: 'model' },
+        42,
+        { role: 'model', parts: [{ text: 'a' }] },
+      ]),
+    );
     const checked = captureIo();
     assert.equal(await run(['check', path('damaged-contents.json')], checked), 1);
-    assert.match(checked.out(), /contents\[1\]\s+content-empty: \* GenerateContentRequest\.contents\[1\]\.parts: contents\.parts must not be empty\./);
+    assert.match(
+      checked.out(),
+      /contents\[1\]\s+content-empty: \* GenerateContentRequest\.contents\[1\]\.parts: contents\.parts must not be empty\./,
+    );
     assert.match(checked.out(), /contents\[2\]\s+message-malformed/);
     const fixed = captureIo();
     assert.equal(await run(['fix', path('damaged-contents.json')], fixed), 0);
-    assert.deepEqual(JSON.parse(fixed.out()), [{ role: 'user', parts: [{ text: 'q' }] }, { role: 'model', parts: [{ text: 'a' }] }]);
+    assert.deepEqual(JSON.parse(fixed.out()), [
+      { role: 'user', parts: [{ text: 'q' }] },
+      { role: 'model', parts: [{ text: 'a' }] },
+    ]);
   });
 
   test('a bare array of { role, parts }', async () => {
-    await writeFile(path('contents.json'), JSON.stringify(await corpus('028-gemini-passthrough-leading-function-response.json')));
+    await writeFile(
+      path('contents.json'),
+      JSON.stringify(await corpus('028-gemini-passthrough-leading-function-response.json')),
+    );
     const io = captureIo();
     assert.equal(await run(['fix', '--json', path('contents.json')], io), 0);
-    const report = JSON.parse(io.out()) as { wire: string; messages: unknown[]; changes: { kind: string; index: number }[]; after: unknown[] };
+    const report = JSON.parse(io.out()) as {
+      wire: string;
+      messages: unknown[];
+      changes: { kind: string; index: number }[];
+      after: unknown[];
+    };
     assert.equal(report.wire, 'gemini-contents');
-    assert.deepEqual(report.changes.map((change) => [change.kind, change.index]), [['orphan-to-user', 0]]);
+    assert.deepEqual(
+      report.changes.map((change) => [change.kind, change.index]),
+      [['orphan-to-user', 0]],
+    );
     assert.deepEqual(checkFormat('gemini-contents', report.messages), []);
   });
 });
@@ -110,7 +158,8 @@ describe('Responses input', () => {
     const io = captureIo();
     assert.equal(await run(['fix', path('items.json')], io), 0);
     assert.deepEqual(checkFormat('responses-input', JSON.parse(io.out()) as unknown[]), []);
-    const text = '[{"role":"user","content":"q"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]\n';
+    const text =
+      '[{"role":"user","content":"q"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]\n';
     await writeFile(path('valid-items.json'), text);
     const valid = captureIo();
     assert.equal(await run(['fix', path('valid-items.json')], valid), 0);
@@ -120,10 +169,19 @@ describe('Responses input', () => {
 });
 
 test('OpenAI chat stays OpenAI chat: plain text histories and tool_calls with tool_use parts (corpus 043) are not taken for Anthropic', async () => {
-  await writeFile(path('hybrid.json'), JSON.stringify(await corpus('043-hybrid-message-tool-use-in-content-and-tool-calls.json')));
-  await writeFile(path('plain.json'), JSON.stringify(await corpus('022-anthropic-multiple-user-roles-in-chat-thread.json')));
+  await writeFile(
+    path('hybrid.json'),
+    JSON.stringify(await corpus('043-hybrid-message-tool-use-in-content-and-tool-calls.json')),
+  );
+  await writeFile(
+    path('plain.json'),
+    JSON.stringify(await corpus('022-anthropic-multiple-user-roles-in-chat-thread.json')),
+  );
   const io = captureIo();
   await run(['check', '--json', path('hybrid.json'), path('plain.json')], io);
   const report = JSON.parse(io.out()) as { files: { wire?: string }[] };
-  assert.deepEqual(report.files.map((file) => file.wire), [undefined, undefined]);
+  assert.deepEqual(
+    report.files.map((file) => file.wire),
+    [undefined, undefined],
+  );
 });

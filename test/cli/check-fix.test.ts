@@ -3,19 +3,26 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { formatUsage, run } from '../../src/cli/run.js';
 import { checkCommand } from '../../src/cli/commands/check.js';
 import { fixCommand } from '../../src/cli/commands/fix.js';
-import { formatTranscript } from '../../src/session/index.js';
+import { formatUsage, run } from '../../src/cli/run.js';
 import { check, type Message } from '../../src/index.js';
+import { formatTranscript } from '../../src/session/index.js';
 import { captureIo } from '../support/capture-io.js';
 
 const broken: Message[] = [
   { role: 'user', content: 'q' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+  },
   { role: 'user', content: 'next' },
 ];
-const valid: Message[] = [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }];
+const valid: Message[] = [
+  { role: 'user', content: 'q' },
+  { role: 'assistant', content: 'a' },
+];
 let directory = '';
 const path = (name: string) => join(directory, name);
 
@@ -35,8 +42,21 @@ describe('unstuck check', () => {
     assert.match(ok.out(), /valid for openai \(2 messages\)/);
     const io = captureIo();
     assert.equal(await run(['check', '--json', path('valid.json'), path('broken.json')], io), 1);
-    const report = JSON.parse(io.out()) as { files: { file: string; format: string; messages: number; violations: { rule: string; index: number; toolCallId?: string; message: string }[] }[] };
-    assert.deepEqual(report.files.map((f) => [f.format, f.messages, f.violations.length]), [['json-array', 2, 0], ['json-array', 3, 1]]);
+    const report = JSON.parse(io.out()) as {
+      files: {
+        file: string;
+        format: string;
+        messages: number;
+        violations: { rule: string; index: number; toolCallId?: string; message: string }[];
+      }[];
+    };
+    assert.deepEqual(
+      report.files.map((f) => [f.format, f.messages, f.violations.length]),
+      [
+        ['json-array', 2, 0],
+        ['json-array', 3, 1],
+      ],
+    );
     assert.deepEqual(report.files[1]?.violations[0], check(broken)[0]);
   });
 
@@ -47,14 +67,21 @@ describe('unstuck check', () => {
     const io = captureIo();
     assert.equal(await run(['check', '--json', path('body.json'), path('lines.jsonl'), path('session.md')], io), 1);
     const report = JSON.parse(io.out()) as { files: { format: string; violations: unknown[] }[] };
-    assert.deepEqual(report.files.map((f) => [f.format, f.violations.length]), [['request-body', 1], ['jsonl', 1], ['markdown', 1]]);
+    assert.deepEqual(
+      report.files.map((f) => [f.format, f.violations.length]),
+      [
+        ['request-body', 1],
+        ['jsonl', 1],
+        ['markdown', 1],
+      ],
+    );
   });
 
   test('bad input: one line naming file and position, exit 2, no stack trace', async () => {
     await writeFile(path('bad.json'), '[\n  {"role": "user",\n   "content": tru }\n]');
     await writeFile(path('shape.json'), JSON.stringify([{ role: 'user', content: 'x' }, 42]));
     const cases: [string, RegExp][] = [
-      [path("bad.json"), /bad\.json:3:18: not valid JSON/],
+      [path('bad.json'), /bad\.json:3:18: not valid JSON/],
       [path('shape.json'), /shape\.json:message 1: \[1\] is not a message/],
       [path('missing.json'), /missing\.json: cannot read: no such file/],
     ];
@@ -109,7 +136,10 @@ describe('unstuck fix', () => {
     assert.equal(await run(['fix', '--json', path('broken2.json')], io), 0);
     const report = JSON.parse(io.out()) as Record<string, unknown>;
     assert.deepEqual(Object.keys(report), ['file', 'format', 'messages', 'changes', 'before', 'after']);
-    assert.deepEqual((report['changes'] as { kind: string; index: number }[]).map((c) => [c.kind, c.index]), [['result-synthesized', 1]]);
+    assert.deepEqual(
+      (report['changes'] as { kind: string; index: number }[]).map((c) => [c.kind, c.index]),
+      [['result-synthesized', 1]],
+    );
     assert.equal((report['before'] as unknown[]).length, 1);
     assert.deepEqual(report['after'], []);
   });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmod, lstat, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { run } from '../../src/cli/run.js';
-import { formatTranscript, parseTranscript } from '../../src/session/index.js';
 import { check, type Message } from '../../src/index.js';
+import { formatTranscript, parseTranscript } from '../../src/session/index.js';
 import { captureIo } from '../support/capture-io.js';
 import { CLI_MAIN, unansweredCall, useTemporaryDirectory } from './helpers.js';
 
@@ -14,9 +14,15 @@ const MAIN = CLI_MAIN;
 const { path } = useTemporaryDirectory('unstuck-fix-write-');
 
 /** `unstuck ARGS` as its own process (what a user runs), with its exit code and output. */
-function unstuck(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+function unstuck(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk));
@@ -52,7 +58,10 @@ describe('fix --write: the backup, the mode, and concurrent runs', () => {
   });
 
   test('a private (0600) file stays private, and so does its backup; JSON and Markdown', async () => {
-    for (const [name, text] of [['private.json', JSON.stringify(broken)], ['private.md', formatTranscript(broken)]] as const) {
+    for (const [name, text] of [
+      ['private.json', JSON.stringify(broken)],
+      ['private.md', formatTranscript(broken)],
+    ] as const) {
       await writeFile(path(name), text);
       await chmod(path(name), 0o600);
       assert.equal(await run(['fix', '--write', path(name)], captureIo()), 0, name);
@@ -87,18 +96,27 @@ describe('fix --write: the backup, the mode, and concurrent runs', () => {
   });
 
   test('many concurrent fix --write in one process: FILE.bak always holds the true original, one run writes', async () => {
-    for (const [name, text] of [['racing.json', JSON.stringify(broken, null, 2)], ['racing.md', formatTranscript(broken)]] as const) {
+    for (const [name, text] of [
+      ['racing.json', JSON.stringify(broken, null, 2)],
+      ['racing.md', formatTranscript(broken)],
+    ] as const) {
       for (let round = 0; round < 5; round += 1) {
         await rm(path(`${name}.bak`), { force: true });
         await writeFile(path(name), text);
         const ios = Array.from({ length: 12 }, () => captureIo());
         // Started a millisecond apart, so some read while another is between its backup and its
         // write (before the lock covered the read, 13-17 rounds in 20 ended with a repaired FILE.bak).
-        const codes = await Promise.all(ios.map(async (io, index) => {
-          await sleep(index);
-          return run(['fix', '--write', path(name)], io);
-        }));
-        assert.deepEqual(codes, ios.map(() => 0), ios.map((io) => io.err()).join(''));
+        const codes = await Promise.all(
+          ios.map(async (io, index) => {
+            await sleep(index);
+            return run(['fix', '--write', path(name)], io);
+          }),
+        );
+        assert.deepEqual(
+          codes,
+          ios.map(() => 0),
+          ios.map((io) => io.err()).join(''),
+        );
         assert.equal(await readFile(path(`${name}.bak`), 'utf8'), text, `${name} round ${round}`);
         assert.equal(ios.filter((io) => /written \(original kept/.test(io.err())).length, 1, name);
         assert.equal(ios.filter((io) => /valid, nothing to repair/.test(io.err())).length, 11, name);
@@ -107,14 +125,24 @@ describe('fix --write: the backup, the mode, and concurrent runs', () => {
   });
 
   test('concurrent fix --write processes: FILE.bak always holds the true original (JSON and Markdown)', async () => {
-    for (const [name, text] of [['processes.json', JSON.stringify(broken, null, 2)], ['processes.md', formatTranscript(broken)]] as const) {
+    for (const [name, text] of [
+      ['processes.json', JSON.stringify(broken, null, 2)],
+      ['processes.md', formatTranscript(broken)],
+    ] as const) {
       await writeFile(path(name), text);
       const results = await Promise.all(Array.from({ length: 6 }, () => unstuck(['fix', '--write', path(name)])));
-      assert.deepEqual(results.map((result) => result.code), results.map(() => 0), results.map((result) => result.err).join(''));
+      assert.deepEqual(
+        results.map((result) => result.code),
+        results.map(() => 0),
+        results.map((result) => result.err).join(''),
+      );
       assert.equal(await readFile(path(`${name}.bak`), 'utf8'), text, name);
       assert.equal(results.filter((result) => /written \(original kept/.test(result.err)).length, 1, name);
       const repaired = await readFile(path(name), 'utf8');
-      assert.deepEqual(check(name.endsWith('.md') ? parseTranscript(repaired).messages : (JSON.parse(repaired) as Message[])), []);
+      assert.deepEqual(
+        check(name.endsWith('.md') ? parseTranscript(repaired).messages : (JSON.parse(repaired) as Message[])),
+        [],
+      );
     }
   });
 });
@@ -153,7 +181,12 @@ describe('fix on JSONL: a line that cannot be read is never dropped silently', (
     const written = await readFile(path('bom.jsonl'));
     assert.deepEqual([...written.subarray(0, 3)], [0xef, 0xbb, 0xbf]);
     assert.equal(await readFile(path('bom.jsonl.bak'), 'utf8'), text);
-    const lines = written.toString('utf8').slice(1).trim().split('\n').map((line) => JSON.parse(line) as Message);
+    const lines = written
+      .toString('utf8')
+      .slice(1)
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Message);
     assert.equal(lines.length, 4);
     assert.deepEqual(check(lines), []);
   });

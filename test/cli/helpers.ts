@@ -8,7 +8,11 @@ import type { Message } from '../../src/index.js';
 /** A call with no result, then the user's next message: the smallest history `fix` changes. */
 export const unansweredCall: Message[] = [
   { role: 'user', content: 'q' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+  },
   { role: 'user', content: 'next' },
 ];
 

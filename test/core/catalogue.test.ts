@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { check, classifyError, repair, type Message, type ProfileName } from '../../src/index.js';
+import { check, classifyError, type Message, type ProfileName, repair } from '../../src/index.js';
 
 /**
  * The catalogue is the ground truth: every openai-chat entry of a provider we have a profile for
@@ -17,8 +17,17 @@ interface Entry {
   rule: string;
 }
 
-const catalogue = JSON.parse(readFileSync(new URL('../fixtures/shared/rules.json', import.meta.url), 'utf8')) as Entry[];
-const profileOf: Record<string, ProfileName> = { 'openai-chat': 'openai', deepseek: 'deepseek', dashscope: 'qwen', mistral: 'mistral', moonshot: 'moonshot', groq: 'groq' };
+const catalogue = JSON.parse(
+  readFileSync(new URL('../fixtures/shared/rules.json', import.meta.url), 'utf8'),
+) as Entry[];
+const profileOf: Record<string, ProfileName> = {
+  'openai-chat': 'openai',
+  deepseek: 'deepseek',
+  dashscope: 'qwen',
+  mistral: 'mistral',
+  moonshot: 'moonshot',
+  groq: 'groq',
+};
 
 // Entries about request settings or other endpoints than chat completions' messages array, left out on purpose.
 const outOfScope = new Set([
@@ -37,7 +46,10 @@ const outOfScope = new Set([
 
 // Options each entry's rule depends on (the catalogue states them in the rule text).
 const optionsFor = (entry: Entry) => {
-  const options: Parameters<typeof check>[1] & {} = { profile: profileOf[entry.provider] as ProfileName, scope: 'request' };
+  const options: Parameters<typeof check>[1] & {} = {
+    profile: profileOf[entry.provider] as ProfileName,
+    scope: 'request',
+  };
   if (entry.provider === 'deepseek' && /deepseek-reasoner/.test(entry.rule)) options.model = 'deepseek-reasoner';
   if (/reasoning-content-missing/.test(entry.id)) options.thinking = true;
   return options;
@@ -58,10 +70,16 @@ for (const entry of catalogue) {
     const violations = check(entry.example, options);
     const accepted = aliases[key] ?? [entry.id];
     const found = violations.filter((violation) => accepted.includes(violation.rule));
-    assert.ok(found.length > 0, `expected ${accepted.join(' or ')}, got ${JSON.stringify(violations.map((v) => v.rule))}`);
+    assert.ok(
+      found.length > 0,
+      `expected ${accepted.join(' or ')}, got ${JSON.stringify(violations.map((v) => v.rule))}`,
+    );
     if (entry.match !== undefined && accepted[0] === entry.id) {
       const pattern = new RegExp(entry.match);
-      assert.ok(found.some((violation) => pattern.test(violation.message)), `no message matches /${entry.match}/: ${found.map((v) => v.message).join(' | ')}`);
+      assert.ok(
+        found.some((violation) => pattern.test(violation.message)),
+        `no message matches /${entry.match}/: ${found.map((v) => v.message).join(' | ')}`,
+      );
       // And classifyError reads our own wording back as the same rule.
       const own = found.find((violation) => pattern.test(violation.message));
       assert.equal(classifyError(400, { error: { message: own?.message } })?.rule !== undefined, true);
@@ -69,6 +87,10 @@ for (const entry of catalogue) {
     const result = repair(entry.example, options);
     const left = check(result.messages, options).filter((violation) => accepted.includes(violation.rule));
     const explained = result.remaining.filter((violation) => accepted.includes(violation.rule));
-    assert.deepEqual(left, explained.map(({ why: _why, ...violation }) => violation), 'anything still violated must be in remaining');
+    assert.deepEqual(
+      left,
+      explained.map(({ why: _why, ...violation }) => violation),
+      'anything still violated must be in remaining',
+    );
   });
 }

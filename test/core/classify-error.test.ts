@@ -3,8 +3,15 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { classifyError, isPairingRule } from '../../src/index.js';
 
-interface Entry { provider: string; id: string; errors: string[]; match?: string }
-const catalogue = JSON.parse(readFileSync(new URL('../fixtures/shared/rules.json', import.meta.url), 'utf8')) as Entry[];
+interface Entry {
+  provider: string;
+  id: string;
+  errors: string[];
+  match?: string;
+}
+const catalogue = JSON.parse(
+  readFileSync(new URL('../fixtures/shared/rules.json', import.meta.url), 'utf8'),
+) as Entry[];
 
 // Texts the catalogue lists under one rule but which are, word for word, another rule's text (its notes say so).
 const sharedText: Record<string, string[]> = {
@@ -21,9 +28,14 @@ test('every error text in the catalogue is classified as its rule', () => {
     for (const text of entry.errors) {
       const got = classifyError(400, text);
       // Some texts are word for word the same under two rules (DeepSeek's duplicate-id text is OpenAI's duplicate-result text): either is right.
-      const ambiguous = catalogue.filter((other) => other.match !== undefined && new RegExp(other.match).test(text)).map((other) => other.id);
+      const ambiguous = catalogue
+        .filter((other) => other.match !== undefined && new RegExp(other.match).test(text))
+        .map((other) => other.id);
       const accepted = [...(sharedText[`${entry.provider}/${entry.id}`] ?? [entry.id]), ...ambiguous];
-      assert.ok(got !== undefined && accepted.includes(got.rule), `${entry.provider}/${entry.id}: ${JSON.stringify(text.slice(0, 120))} -> ${got?.rule}`);
+      assert.ok(
+        got !== undefined && accepted.includes(got.rule),
+        `${entry.provider}/${entry.id}: ${JSON.stringify(text.slice(0, 120))} -> ${got?.rule}`,
+      );
       checked += 1;
     }
   }
@@ -31,19 +43,72 @@ test('every error text in the catalogue is classified as its rule', () => {
 });
 
 test('gateway wrappers are unwrapped', () => {
-  const deepseek = "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)";
+  const deepseek =
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)";
   const cases: [string, unknown, string][] = [
     ['plain OpenAI body', { error: { message: deepseek, type: 'invalid_request_error' } }, 'tool-calls-unanswered'],
     ['the body as text', JSON.stringify({ error: { message: deepseek } }), 'tool-calls-unanswered'],
-    ['LiteLLM prefix', `litellm.BadRequestError: DeepseekException - ${JSON.stringify({ error: { message: deepseek } })}`, 'tool-calls-unanswered'],
+    [
+      'LiteLLM prefix',
+      `litellm.BadRequestError: DeepseekException - ${JSON.stringify({ error: { message: deepseek } })}`,
+      'tool-calls-unanswered',
+    ],
     [
       'OpenRouter metadata.raw',
-      { error: { message: 'Provider returned error', code: 400, metadata: { raw: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'messages.4.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.' } }), provider_name: 'Anthropic' } } },
+      {
+        error: {
+          message: 'Provider returned error',
+          code: 400,
+          metadata: {
+            raw: JSON.stringify({
+              type: 'error',
+              error: {
+                type: 'invalid_request_error',
+                message:
+                  'messages.4.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
+              },
+            }),
+            provider_name: 'Anthropic',
+          },
+        },
+      },
       'tool-result-orphan',
     ],
-    ['DashScope prefix', { error: { message: '<400> InternalError.Algo.InvalidParameter: messages with role "tool" must be a response to a preceeding message with "tool_calls".', code: 'invalid_parameter_error' } }, 'tool-result-orphan'],
-    ['Vertex: Anthropic JSON inside error.message', { error: { code: 400, message: JSON.stringify({ type: 'error', error: { message: 'messages.1.content.1: `tool_use` ids must be unique' } }), status: 'INVALID_ARGUMENT' } }, 'tool-call-id-duplicate'],
-    ['Mistral body', { object: 'error', message: "Unexpected role 'user' after role 'tool'", type: 'invalid_request_message_order', code: '3230' }, 'tool-followed-by-user'],
+    [
+      'DashScope prefix',
+      {
+        error: {
+          message:
+            '<400> InternalError.Algo.InvalidParameter: messages with role "tool" must be a response to a preceeding message with "tool_calls".',
+          code: 'invalid_parameter_error',
+        },
+      },
+      'tool-result-orphan',
+    ],
+    [
+      'Vertex: Anthropic JSON inside error.message',
+      {
+        error: {
+          code: 400,
+          message: JSON.stringify({
+            type: 'error',
+            error: { message: 'messages.1.content.1: `tool_use` ids must be unique' },
+          }),
+          status: 'INVALID_ARGUMENT',
+        },
+      },
+      'tool-call-id-duplicate',
+    ],
+    [
+      'Mistral body',
+      {
+        object: 'error',
+        message: "Unexpected role 'user' after role 'tool'",
+        type: 'invalid_request_message_order',
+        code: '3230',
+      },
+      'tool-followed-by-user',
+    ],
   ];
   for (const [name, body, rule] of cases) assert.equal(classifyError(400, body)?.rule, rule, name);
 });
@@ -67,11 +132,37 @@ test('every violation check words is classified back as its rule (the emulator a
   const { check, profileNames } = await import('../../src/index.js');
   const { readdirSync } = await import('node:fs');
   const corpusDirectory = new URL('../fixtures/shared/corpus/', import.meta.url);
-  const histories = readdirSync(corpusDirectory).filter((file) => file.endsWith('.json')).map((file) => JSON.parse(readFileSync(new URL(file, corpusDirectory), 'utf8')) as { format: string; messages: unknown[] }).filter((record) => record.format === 'openai-chat').map((record) => record.messages);
+  const histories = readdirSync(corpusDirectory)
+    .filter((file) => file.endsWith('.json'))
+    .map(
+      (file) =>
+        JSON.parse(readFileSync(new URL(file, corpusDirectory), 'utf8')) as { format: string; messages: unknown[] },
+    )
+    .filter((record) => record.format === 'openai-chat')
+    .map((record) => record.messages);
   const extra = [
-    [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+    [
+      { role: 'user', content: 'q' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+    ],
     [{ role: 'user', content: 'q' }, 'not a message'],
-    [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'a', content: 'r' }, { role: 'tool', tool_call_id: 'a', content: 'r' }],
+    [
+      { role: 'user', content: 'q' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } },
+          { id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'a', content: 'r' },
+      { role: 'tool', tool_call_id: 'a', content: 'r' },
+    ],
   ];
   const seen = new Set<string>();
   for (const history of [...histories, ...extra]) {
@@ -79,8 +170,15 @@ test('every violation check words is classified back as its rule (the emulator a
       for (const violation of check(history as never, { profile, scope: 'request', thinking: true })) {
         const got = classifyError(400, { error: { message: violation.message } });
         assert.ok(got !== undefined, `${profile} ${violation.rule}: ${violation.message}`);
-        const ambiguous = catalogue.filter((entry) => entry.match !== undefined && new RegExp(entry.match).test(violation.message)).map((entry) => entry.id);
-        assert.ok(got.rule === violation.rule || ambiguous.includes(got.rule) || (isPairingRule(got.rule) && isPairingRule(violation.rule)), `${profile} ${violation.rule} read back as ${got.rule}: ${violation.message}`);
+        const ambiguous = catalogue
+          .filter((entry) => entry.match !== undefined && new RegExp(entry.match).test(violation.message))
+          .map((entry) => entry.id);
+        assert.ok(
+          got.rule === violation.rule ||
+            ambiguous.includes(got.rule) ||
+            (isPairingRule(got.rule) && isPairingRule(violation.rule)),
+          `${profile} ${violation.rule} read back as ${got.rule}: ${violation.message}`,
+        );
         seen.add(violation.rule);
       }
     }

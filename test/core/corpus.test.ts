@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { check, checkFormat, classifyError, repair, repairFormat, type FormatName, type Message, type ProfileName } from '../../src/index.js';
+import {
+  check,
+  checkFormat,
+  classifyError,
+  type FormatName,
+  type Message,
+  type ProfileName,
+  repair,
+  repairFormat,
+} from '../../src/index.js';
 import { assertNothingLostSilently, assertUntouchedAreSameObjects, deepFreeze } from '../support/lossless.js';
 import { assertNativeNothingLost, assertNativeUntouchedSame } from '../support/native-histories.js';
 
@@ -13,20 +22,41 @@ const directory = new URL('../fixtures/shared/corpus/', import.meta.url);
 const profileFor = (file: string, provider: string): ProfileName => {
   // The error in 021 came from a self-hosted Ministral chat template, not Mistral's API (whose validator allows user after user).
   if (file.startsWith('021-')) return 'local';
-  const map: Record<string, ProfileName> = { openai: 'openai', deepseek: 'deepseek', mistral: 'mistral', anthropic: 'anthropic', other: 'local' };
+  const map: Record<string, ProfileName> = {
+    openai: 'openai',
+    deepseek: 'deepseek',
+    mistral: 'mistral',
+    anthropic: 'anthropic',
+    other: 'local',
+  };
   const profile = map[provider];
   assert.ok(profile !== undefined, `no profile for provider ${provider}`);
   return profile;
 };
 
 // The corpus names formats by their wire; checkFormat by the array it reads.
-const formatOf: Record<string, FormatName> = { 'anthropic-messages': 'anthropic-messages', gemini: 'gemini-contents', 'openai-responses': 'responses-input' };
+const formatOf: Record<string, FormatName> = {
+  'anthropic-messages': 'anthropic-messages',
+  gemini: 'gemini-contents',
+  'openai-responses': 'responses-input',
+};
 
 // What no repair can fix, and must say so: a signed thinking block cannot be recreated (the case's own notes say as much).
-const unrepairable: Record<string, string[]> = { '033-anthropic-thinking-blocks-dropped-before-tool-use.json': ['thinking-block-missing'] };
+const unrepairable: Record<string, string[]> = {
+  '033-anthropic-thinking-blocks-dropped-before-tool-use.json': ['thinking-block-missing'],
+};
 
-for (const file of readdirSync(directory).filter((name) => name.endsWith('.json')).sort()) {
-  const record = JSON.parse(readFileSync(new URL(file, directory), 'utf8')) as { provider: string; format: string; kind: string[]; error: string; messages: Message[]; valid?: boolean };
+for (const file of readdirSync(directory)
+  .filter((name) => name.endsWith('.json'))
+  .sort()) {
+  const record = JSON.parse(readFileSync(new URL(file, directory), 'utf8')) as {
+    provider: string;
+    format: string;
+    kind: string[];
+    error: string;
+    messages: Message[];
+    valid?: boolean;
+  };
   if (record.format !== 'openai-chat') {
     const format = formatOf[record.format];
     assert.ok(format !== undefined, `no format reader for ${record.format}`);
@@ -43,10 +73,17 @@ for (const file of readdirSync(directory).filter((name) => name.endsWith('.json'
         return;
       }
       assert.ok(violations.length > 0, 'a broken case must be flagged');
-      for (const violation of violations) assert.ok(classifyError(400, violation.message) !== undefined, `worded as a provider words it: ${violation.message}`);
+      for (const violation of violations)
+        assert.ok(
+          classifyError(400, violation.message) !== undefined,
+          `worded as a provider words it: ${violation.message}`,
+        );
       const left = unrepairable[file];
       if (left !== undefined) {
-        assert.deepEqual(result.remaining.map((violation) => violation.rule), left);
+        assert.deepEqual(
+          result.remaining.map((violation) => violation.rule),
+          left,
+        );
         for (const violation of result.remaining) assert.match(violation.why, /.{20,}/);
         assert.equal(result.messages, input, 'what repair cannot fix it leaves as it was');
         return;
@@ -56,7 +93,8 @@ for (const file of readdirSync(directory).filter((name) => name.endsWith('.json'
       assert.deepEqual(result.remaining, []);
       assertNativeNothingLost(format, input, result.messages, result.changes);
       assertNativeUntouchedSame(input, result.messages, result.changes);
-      for (const change of result.changes) assert.ok(change.index >= 0 && change.index < input.length, 'a change names a native input index');
+      for (const change of result.changes)
+        assert.ok(change.index >= 0 && change.index < input.length, 'a change names a native input index');
       const again = repairFormat(format, result.messages, options);
       assert.equal(again.changed, false, 'repair is idempotent');
       assert.equal(again.messages, result.messages);

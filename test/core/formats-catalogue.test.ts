@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { checkFormat, classifyError, repairFormat, type FormatName } from '../../src/index.js';
+import { checkFormat, classifyError, type FormatName, repairFormat } from '../../src/index.js';
 import { deepFreeze } from '../support/lossless.js';
 
 /**
@@ -17,12 +17,19 @@ interface Entry {
   match?: string;
 }
 
-const catalogue = JSON.parse(readFileSync(new URL('../fixtures/shared/rules.json', import.meta.url), 'utf8')) as Entry[];
-const formatOf: Record<string, FormatName> = { 'anthropic-messages': 'anthropic-messages', 'gemini-contents': 'gemini-contents', 'openai-responses-input': 'responses-input' };
+const catalogue = JSON.parse(
+  readFileSync(new URL('../fixtures/shared/rules.json', import.meta.url), 'utf8'),
+) as Entry[];
+const formatOf: Record<string, FormatName> = {
+  'anthropic-messages': 'anthropic-messages',
+  'gemini-contents': 'gemini-contents',
+  'openai-responses-input': 'responses-input',
+};
 const providers = new Set(['anthropic', 'gemini', 'openai-responses']);
 
 const outOfScope: Record<string, string> = {
-  'anthropic/tool-call-id-format': 'ids are the caller\'s; renaming them would break the link to the tool run that produced them',
+  'anthropic/tool-call-id-format':
+    "ids are the caller's; renaming them would break the link to the tool run that produced them",
   'anthropic/tool-call-arguments-invalid-json': 'not checked yet: input that is not an object',
   'anthropic/tool-use-wrong-role': 'not checked yet: tool_use in a user message',
   'anthropic/trailing-whitespace-final-assistant': 'depends on the request ending with a prefill',
@@ -30,11 +37,11 @@ const outOfScope: Record<string, string> = {
   'anthropic/first-message-not-user': 'historical; Bedrock only',
   'anthropic/thinking-block-not-first': 'thinking blocks are signed: not reordered',
   'anthropic/thinking-signature-invalid': 'only the provider can verify a signature',
-  'anthropic/thinking-when-disabled': 'depends on the request\'s thinking setting for the final message',
+  'anthropic/thinking-when-disabled': "depends on the request's thinking setting for the final message",
   'anthropic/thinking-final-block': 'thinking blocks are signed: not edited',
   'gemini/ends-with-assistant': 'depends on the model',
   'gemini/thinking-signature-invalid': 'only the provider can verify a signature',
-  'openai-responses/reasoning-item-missing': 'depends on the model and on store; the reasoning item is the provider\'s',
+  'openai-responses/reasoning-item-missing': "depends on the model and on store; the reasoning item is the provider's",
   'openai-responses/system-role-unsupported': 'the Codex subscription backend only',
 };
 
@@ -60,10 +67,17 @@ for (const entry of catalogue) {
     const violations = checkFormat(format, example, options);
     const accepted = aliases[key] ?? [entry.id];
     const found = violations.filter((violation) => accepted.includes(violation.rule));
-    assert.ok(found.length > 0, `expected ${accepted.join(' or ')}, found ${JSON.stringify(violations.map((violation) => violation.rule))}`);
+    assert.ok(
+      found.length > 0,
+      `expected ${accepted.join(' or ')}, found ${JSON.stringify(violations.map((violation) => violation.rule))}`,
+    );
     assert.ok(entry.match !== undefined, 'every covered entry has a match pattern');
     for (const violation of found) {
-      assert.match(violation.message, new RegExp(entry.match), `${violation.message} is worded as ${entry.provider} words it`);
+      assert.match(
+        violation.message,
+        new RegExp(entry.match),
+        `${violation.message} is worded as ${entry.provider} words it`,
+      );
       assert.notEqual(classifyError(400, violation.message), undefined);
     }
     const result = repairFormat(format, example, options);
@@ -71,7 +85,10 @@ for (const entry of catalogue) {
       assert.ok(leftToCaller.has(left.rule), `only what needs the caller remains: ${left.rule} (${left.message})`);
       assert.match(left.why, /.{20,}/);
     }
-    assert.deepEqual(checkFormat(format, result.messages, options).filter((violation) => !leftToCaller.has(violation.rule)), []);
+    assert.deepEqual(
+      checkFormat(format, result.messages, options).filter((violation) => !leftToCaller.has(violation.rule)),
+      [],
+    );
     assert.equal(repairFormat(format, result.messages, options).changed, false, 'idempotent');
   });
 }

@@ -6,14 +6,24 @@ import { deepFreeze } from '../support/lossless.js';
 /** One test per Gemini contents rule: found at its native index, and what the repair makes of it. */
 const user = (...parts: unknown[]) => ({ role: 'user', parts });
 const model = (...parts: unknown[]) => ({ role: 'model', parts });
-const call = (name: string, args: Record<string, unknown> = {}, id?: string) => ({ functionCall: { ...(id === undefined ? {} : { id }), name, args } });
-const response = (name: string, value: unknown = { output: 'ok' }, id?: string) => ({ functionResponse: { ...(id === undefined ? {} : { id }), name, response: value } });
-const rules = (input: unknown[]) => checkFormat('gemini-contents', input).map((violation) => `${violation.rule}@${violation.index}`);
-const fix = (input: unknown[], options: Parameters<typeof repairFormat>[2] = {}) => repairFormat('gemini-contents', deepFreeze(input), options);
+const call = (name: string, args: Record<string, unknown> = {}, id?: string) => ({
+  functionCall: { ...(id === undefined ? {} : { id }), name, args },
+});
+const response = (name: string, value: unknown = { output: 'ok' }, id?: string) => ({
+  functionResponse: { ...(id === undefined ? {} : { id }), name, response: value },
+});
+const rules = (input: unknown[]) =>
+  checkFormat('gemini-contents', input).map((violation) => `${violation.rule}@${violation.index}`);
+const fix = (input: unknown[], options: Parameters<typeof repairFormat>[2] = {}) =>
+  repairFormat('gemini-contents', deepFreeze(input), options);
 
 describe('gemini-contents converter', () => {
   test('calls without ids pair with their responses by name and order; the ids made up are never written back', () => {
-    const history = [user({ text: 'q' }), model({ text: 'thinking', thought: true }, call('a', { n: 1 }), call('b')), user(response('b'), response('a'))];
+    const history = [
+      user({ text: 'q' }),
+      model({ text: 'thinking', thought: true }, call('a', { n: 1 }), call('b')),
+      user(response('b'), response('a')),
+    ];
     const { messages, origins } = fromGeminiContents(history);
     assert.deepEqual(origins, [0, 1, 2, 2]);
     const [first, second] = messages[1]?.tool_calls ?? [];
@@ -25,7 +35,11 @@ describe('gemini-contents converter', () => {
   });
 
   test('snake_case parts (the Python SDK) are read and written back as they came', () => {
-    const history = [user({ text: 'q' }), model({ function_call: { name: 'f', args: {} } }), user({ function_response: { name: 'f', response: {} } })];
+    const history = [
+      user({ text: 'q' }),
+      model({ function_call: { name: 'f', args: {} } }),
+      user({ function_response: { name: 'f', response: {} } }),
+    ];
     assert.deepEqual(checkFormat('gemini-contents', history), []);
     assert.deepEqual(toGeminiContents(fromGeminiContents(history).messages), history);
   });
@@ -33,7 +47,14 @@ describe('gemini-contents converter', () => {
 
 describe('gemini-contents rules', () => {
   test('valid: the same array back, no changes', () => {
-    const history = deepFreeze([user({ text: 'q' }), model(call('f')), user(response('f')), model({ text: 'done' }), user({ text: 'next' }), user({ text: 'more' })]);
+    const history = deepFreeze([
+      user({ text: 'q' }),
+      model(call('f')),
+      user(response('f')),
+      model({ text: 'done' }),
+      user({ text: 'next' }),
+      user({ text: 'more' }),
+    ]);
     assert.deepEqual(rules(history), []);
     assert.equal(fix(history).messages, history);
   });
@@ -42,7 +63,11 @@ describe('gemini-contents rules', () => {
     const history = [user({ text: 'q' }), model({ text: 'let me look' }), model(call('f')), user(response('f'))];
     assert.deepEqual(rules(history), ['tool-call-turn-position@2']);
     const repaired = fix(history);
-    assert.deepEqual(repaired.messages, [user({ text: 'q' }), model({ text: 'let me look' }, call('f')), user(response('f'))]);
+    assert.deepEqual(repaired.messages, [
+      user({ text: 'q' }),
+      model({ text: 'let me look' }, call('f')),
+      user(response('f')),
+    ]);
   });
 
   test('tool-call-turn-position: a call turn opening the contents is kept as user text, its responses as orphans (corpus 029)', () => {
@@ -51,11 +76,21 @@ describe('gemini-contents rules', () => {
     const repaired = fix(history);
     assert.deepEqual(rules(repaired.messages), []);
     assert.match(JSON.stringify(repaired.messages), /f\(\{\\"x\\":1\}\).*found/);
-    assert.deepEqual(repaired.changes.map((change) => [change.kind, change.index]), [['call-to-text', 0], ['orphan-to-user', 1]]);
+    assert.deepEqual(
+      repaired.changes.map((change) => [change.kind, change.index]),
+      [
+        ['call-to-text', 0],
+        ['orphan-to-user', 1],
+      ],
+    );
   });
 
   test('tool-result-orphan: a response turn after no call turn is kept as user text (or dropped)', () => {
-    const history = [user(response('read_file', { output: 'def f()' }, 'call_001')), model({ text: 'ok' }), user({ text: 'q' })];
+    const history = [
+      user(response('read_file', { output: 'def f()' }, 'call_001')),
+      model({ text: 'ok' }),
+      user({ text: 'q' }),
+    ];
     assert.deepEqual(rules(history), ['tool-result-orphan@0']);
     assert.match(JSON.stringify(fix(history).messages[0]), /lost its tool call.*def f/);
     assert.deepEqual(fix(history, { orphans: 'drop' }).messages, [model({ text: 'ok' }), user({ text: 'q' })]);
@@ -65,12 +100,20 @@ describe('gemini-contents rules', () => {
     const history = [user({ text: 'q' }), model(call('a'), call('b')), user(response('a'))];
     assert.deepEqual(rules(history), ['tool-calls-unanswered@1']);
     const repaired = fix(history);
-    assert.deepEqual(repaired.messages[2], user(response('a'), { functionResponse: { name: 'b', response: { error: SYNTHETIC_RESULT } } }));
+    assert.deepEqual(
+      repaired.messages[2],
+      user(response('a'), { functionResponse: { name: 'b', response: { error: SYNTHETIC_RESULT } } }),
+    );
     assert.equal(repaired.messages[1], history[1]);
   });
 
   test('tool-calls-unanswered: text wedged between a call and its response is moved after it (corpus 031)', () => {
-    const history = [user({ text: 'q' }), model(call('f', {}, 'c1')), user({ text: '<instruction>' }), user(response('f', {}, 'c1'))];
+    const history = [
+      user({ text: 'q' }),
+      model(call('f', {}, 'c1')),
+      user({ text: '<instruction>' }),
+      user(response('f', {}, 'c1')),
+    ];
     assert.deepEqual(rules(history), ['tool-calls-unanswered@1', 'tool-result-orphan@3']);
     const repaired = fix(history);
     assert.deepEqual(repaired.messages, [history[0], history[1], history[3], history[2]]);
@@ -87,17 +130,35 @@ describe('gemini-contents rules', () => {
   });
 
   test('content-empty and text-block-empty: empty parts and turns dropped, a thought signature kept', () => {
-    const history = [user({ text: 'q' }), model({ text: '' }, { text: 'a' }), model(), user({}, { text: 'b' }), model({ text: '', thoughtSignature: 'sig' }, { text: 'c' })];
+    const history = [
+      user({ text: 'q' }),
+      model({ text: '' }, { text: 'a' }),
+      model(),
+      user({}, { text: 'b' }),
+      model({ text: '', thoughtSignature: 'sig' }, { text: 'c' }),
+    ];
     assert.deepEqual(rules(history), ['text-block-empty@1', 'content-empty@2', 'content-empty@3']);
-    assert.deepEqual(fix(history).messages, [user({ text: 'q' }), model({ text: 'a' }), user({ text: 'b' }), history[4]]);
+    assert.deepEqual(fix(history).messages, [
+      user({ text: 'q' }),
+      model({ text: 'a' }),
+      user({ text: 'b' }),
+      history[4],
+    ]);
   });
 
   test('role-unknown: assistant and tool roles mapped to model and user; system left with why', () => {
-    const history = [user({ text: 'q' }), { role: 'assistant', parts: [{ text: 'hi' }] }, { role: 'system', parts: [{ text: 'rules' }] }];
+    const history = [
+      user({ text: 'q' }),
+      { role: 'assistant', parts: [{ text: 'hi' }] },
+      { role: 'system', parts: [{ text: 'rules' }] },
+    ];
     assert.deepEqual(rules(history), ['role-unknown@1', 'role-unknown@2']);
     const repaired = fix(history);
     assert.deepEqual(repaired.messages[1], model({ text: 'hi' }));
-    assert.deepEqual(repaired.remaining.map((violation) => [violation.rule, violation.index]), [['role-unknown', 2]]);
+    assert.deepEqual(
+      repaired.remaining.map((violation) => [violation.rule, violation.index]),
+      [['role-unknown', 2]],
+    );
     assert.match(repaired.remaining[0]?.why ?? '', /systemInstruction/);
   });
 });

@@ -3,20 +3,20 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import {
   checkFormat,
+  type FormatName,
+  type FormatRepairOptions,
   fromAnthropicMessages,
   fromGeminiContents,
   fromResponsesInput,
+  type Message,
   repairFormat,
   toAnthropicMessages,
   toGeminiContents,
   toResponsesInput,
-  type FormatName,
-  type FormatRepairOptions,
-  type Message,
 } from '../../src/index.js';
 import { deepFreeze } from '../support/lossless.js';
-import { assertNativeNothingLost, assertNativeUntouchedSame } from '../support/native-histories.js';
 import { damagedNative, validNative } from '../support/native-generators.js';
+import { assertNativeNothingLost, assertNativeUntouchedSame } from '../support/native-histories.js';
 
 /**
  * The repair guarantees for each native format, as properties: the converters round-trip exactly,
@@ -24,9 +24,13 @@ import { damagedNative, validNative } from '../support/native-generators.js';
  * silently. UNSTUCK_PROPERTY_RUNS scales the run.
  */
 const runs = Math.max(50, Math.floor(Number(process.env['UNSTUCK_PROPERTY_RUNS'] ?? 10_400) / 30));
-const seed = process.env['UNSTUCK_PROPERTY_SEED'] === undefined ? 20261130 : Number(process.env['UNSTUCK_PROPERTY_SEED']);
+const seed =
+  process.env['UNSTUCK_PROPERTY_SEED'] === undefined ? 20261130 : Number(process.env['UNSTUCK_PROPERTY_SEED']);
 const formats: FormatName[] = ['anthropic-messages', 'gemini-contents', 'responses-input'];
-const converters: Record<FormatName, { from: (input: unknown[]) => { messages: Message[] }; to: (messages: Message[]) => unknown[] }> = {
+const converters: Record<
+  FormatName,
+  { from: (input: unknown[]) => { messages: Message[] }; to: (messages: Message[]) => unknown[] }
+> = {
   'anthropic-messages': { from: fromAnthropicMessages, to: toAnthropicMessages },
   'gemini-contents': { from: fromGeminiContents, to: toGeminiContents },
   'responses-input': { from: fromResponsesInput, to: toResponsesInput },
@@ -71,18 +75,34 @@ for (const format of formats) {
         fc.constantFrom<FormatRepairOptions['unanswered']>('synthesize', 'strip'),
         fc.constantFrom<FormatRepairOptions['orphans']>('to-user', 'drop'),
         ({ damaged }, unanswered, orphans) => {
-          const options: FormatRepairOptions = { unanswered: unanswered ?? 'synthesize', orphans: orphans ?? 'to-user' };
+          const options: FormatRepairOptions = {
+            unanswered: unanswered ?? 'synthesize',
+            orphans: orphans ?? 'to-user',
+          };
           const frozen = deepFreeze(damaged);
           const result = repairFormat(format, frozen, options);
           const left = checkFormat(format, result.messages, options);
-          assert.deepEqual(left, result.remaining.map(({ why: _why, ...violation }) => violation), 'what check still finds is exactly what remaining reports');
-          for (const violation of result.remaining) assert.ok(callersOwn.has(violation.rule), `nothing a repair can fix remains: ${violation.rule} ${violation.message}`);
+          assert.deepEqual(
+            left,
+            result.remaining.map(({ why: _why, ...violation }) => violation),
+            'what check still finds is exactly what remaining reports',
+          );
+          for (const violation of result.remaining)
+            assert.ok(
+              callersOwn.has(violation.rule),
+              `nothing a repair can fix remains: ${violation.rule} ${violation.message}`,
+            );
           const again = repairFormat(format, result.messages, options);
-          assert.equal(again.changed, false, `repair is idempotent, second pass changed: ${JSON.stringify(again.changes)}`);
+          assert.equal(
+            again.changed,
+            false,
+            `repair is idempotent, second pass changed: ${JSON.stringify(again.changes)}`,
+          );
           assert.equal(again.messages, result.messages);
           assertNativeNothingLost(format, frozen, result.messages, result.changes);
           assertNativeUntouchedSame(frozen, result.messages, result.changes);
-          for (const change of result.changes) assert.ok(change.index >= 0 && change.index < frozen.length, 'a change names a native input index');
+          for (const change of result.changes)
+            assert.ok(change.index >= 0 && change.index < frozen.length, 'a change names a native input index');
           if (result.changes.length === 0) assert.equal(result.messages, frozen);
         },
       ),

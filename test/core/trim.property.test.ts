@@ -9,11 +9,11 @@ import {
   fromGeminiContents,
   fromResponsesInput,
   isPairingRule,
-  trim,
-  TRIMMED_RESULT,
   type Message,
   type ProfileName,
+  TRIMMED_RESULT,
   type TrimFormat,
+  trim,
 } from '../../src/index.js';
 import { corrupted, shapeOf, validHistory } from '../support/histories.js';
 import { deepFreeze } from '../support/lossless.js';
@@ -25,7 +25,8 @@ import { validNative } from '../support/native-generators.js';
  * and a history under its budget comes back as it was. UNSTUCK_PROPERTY_RUNS scales the run.
  */
 const runs = Math.max(60, Math.floor(Number(process.env['UNSTUCK_PROPERTY_RUNS'] ?? 10_400) / 40));
-const seed = process.env['UNSTUCK_PROPERTY_SEED'] === undefined ? 20261201 : Number(process.env['UNSTUCK_PROPERTY_SEED']);
+const seed =
+  process.env['UNSTUCK_PROPERTY_SEED'] === undefined ? 20261201 : Number(process.env['UNSTUCK_PROPERTY_SEED']);
 const chatProfiles: ProfileName[] = ['openai', 'deepseek', 'mistral', 'anthropic'];
 
 interface Case {
@@ -38,12 +39,41 @@ interface Case {
   convert(items: readonly unknown[]): { messages: Message[]; origins: number[] };
 }
 
-const identity = (items: readonly unknown[]) => ({ messages: items as Message[], origins: items.map((_, index) => index) });
+const identity = (items: readonly unknown[]) => ({
+  messages: items as Message[],
+  origins: items.map((_, index) => index),
+});
 const cases: Case[] = [
-  ...chatProfiles.map((profile): Case => ({ name: `openai-chat (${profile})`, format: 'openai-chat', history: validHistory(shapeOf(profile)), violations: (items) => check(items as Message[], { profile }), convert: identity })),
-  { name: 'anthropic-messages', format: 'anthropic-messages', history: validNative('anthropic-messages'), violations: (items) => checkFormat('anthropic-messages', items), convert: fromAnthropicMessages },
-  { name: 'gemini-contents', format: 'gemini-contents', history: validNative('gemini-contents'), violations: (items) => checkFormat('gemini-contents', items), convert: fromGeminiContents },
-  { name: 'responses-input', format: 'responses-input', history: validNative('responses-input'), violations: (items) => checkFormat('responses-input', items), convert: fromResponsesInput },
+  ...chatProfiles.map(
+    (profile): Case => ({
+      name: `openai-chat (${profile})`,
+      format: 'openai-chat',
+      history: validHistory(shapeOf(profile)),
+      violations: (items) => check(items as Message[], { profile }),
+      convert: identity,
+    }),
+  ),
+  {
+    name: 'anthropic-messages',
+    format: 'anthropic-messages',
+    history: validNative('anthropic-messages'),
+    violations: (items) => checkFormat('anthropic-messages', items),
+    convert: fromAnthropicMessages,
+  },
+  {
+    name: 'gemini-contents',
+    format: 'gemini-contents',
+    history: validNative('gemini-contents'),
+    violations: (items) => checkFormat('gemini-contents', items),
+    convert: fromGeminiContents,
+  },
+  {
+    name: 'responses-input',
+    format: 'responses-input',
+    history: validNative('responses-input'),
+    violations: (items) => checkFormat('responses-input', items),
+    convert: fromResponsesInput,
+  },
 ];
 
 /** The native index ranges [first, last] of every tool block: a call message through its last result. */
@@ -56,7 +86,8 @@ function blocksOf(items: readonly unknown[], convert: Case['convert']): [number,
     let last = index;
     for (let next = index + 1; next < messages.length && waiting.size > 0; next += 1) {
       const candidate = messages[next] as Message;
-      if (candidate.role === 'assistant' && Array.isArray(candidate.tool_calls) && candidate.tool_calls.length > 0) break;
+      if (candidate.role === 'assistant' && Array.isArray(candidate.tool_calls) && candidate.tool_calls.length > 0)
+        break;
       if (candidate.role === 'tool' && waiting.delete(candidate.tool_call_id)) last = next;
     }
     blocks.push([origins[index] as number, origins[last] as number]);
@@ -79,11 +110,19 @@ for (const testCase of cases) {
         const total = estimator().tokens(frozen) - 1;
         const maxTokens = Math.max(1, Math.floor(total * fraction));
         const result = trim(frozen, { maxTokens, format });
-        assert.deepEqual(testCase.violations(result.items), [], `valid after trim to ${maxTokens}: omitted ${JSON.stringify(result.omitted)}`);
+        assert.deepEqual(
+          testCase.violations(result.items),
+          [],
+          `valid after trim to ${maxTokens}: omitted ${JSON.stringify(result.omitted)}`,
+        );
         // Nothing left out silently: the output is the input minus `omitted`, the same objects in order.
         const omitted = new Set(result.omitted);
         assert.equal(omitted.size, result.omitted.length, 'each index once');
-        assert.deepEqual([...result.omitted].sort((a, b) => a - b), result.omitted, 'ascending');
+        assert.deepEqual(
+          [...result.omitted].sort((a, b) => a - b),
+          result.omitted,
+          'ascending',
+        );
         const kept = frozen.filter((_, index) => !omitted.has(index));
         assert.equal(result.items.length, kept.length);
         result.items.forEach((item, index) => assert.equal(item, kept[index], 'kept elements are the same objects'));
@@ -145,9 +184,13 @@ for (const testCase of cases) {
         after.forEach((message, index) => {
           const original = before[index] as Message;
           assert.equal(message.role, original.role);
-          assert.deepEqual(message.tool_calls?.map((call) => call.id), original.tool_calls?.map((call) => call.id));
+          assert.deepEqual(
+            message.tool_calls?.map((call) => call.id),
+            original.tool_calls?.map((call) => call.id),
+          );
           assert.equal(message.tool_call_id, original.tool_call_id);
-          if (message.role === 'tool' && message.content !== original.content) assert.ok(JSON.stringify(message.content).includes(TRIMMED_RESULT), 'a changed result holds the marker');
+          if (message.role === 'tool' && message.content !== original.content)
+            assert.ok(JSON.stringify(message.content).includes(TRIMMED_RESULT), 'a changed result holds the marker');
         });
         assert.ok(result.fits || result.estimatedTokens > maxTokens);
         const again = trim(result.items, { maxTokens, format, mode: 'placeholder', keepToolResults });
@@ -166,12 +209,23 @@ for (const profile of ['openai', 'deepseek'] as ProfileName[]) {
       fc.property(corrupted(shapeOf(profile)), budget, ({ damaged }, fraction) => {
         const frozen = deepFreeze(damaged);
         const maxTokens = Math.max(1, Math.floor((createTokenEstimator().tokens(frozen) - 1) * fraction));
-        const key = (violation: { rule: string; toolCallId?: string }) => `${violation.rule}:${violation.toolCallId ?? ''}`;
-        const before = new Set(check(frozen, { profile }).filter((violation) => isPairingRule(violation.rule)).map(key));
+        const key = (violation: { rule: string; toolCallId?: string }) =>
+          `${violation.rule}:${violation.toolCallId ?? ''}`;
+        const before = new Set(
+          check(frozen, { profile })
+            .filter((violation) => isPairingRule(violation.rule))
+            .map(key),
+        );
         for (const mode of ['drop', 'placeholder'] as const) {
           const result = trim(frozen, { maxTokens, mode });
-          const added = check(result.items, { profile }).filter((violation) => isPairingRule(violation.rule) && !before.has(key(violation)));
-          assert.deepEqual(added, [], `${mode}: new pairing violations after trimming to ${maxTokens} (omitted ${JSON.stringify(result.omitted)})`);
+          const added = check(result.items, { profile }).filter(
+            (violation) => isPairingRule(violation.rule) && !before.has(key(violation)),
+          );
+          assert.deepEqual(
+            added,
+            [],
+            `${mode}: new pairing violations after trimming to ${maxTokens} (omitted ${JSON.stringify(result.omitted)})`,
+          );
         }
       }),
       { numRuns: runs, seed },

@@ -1,8 +1,25 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages, type BaseMessage } from '@langchain/core/messages';
-import { check, checkFormat, createTokenEstimator, isUnstuckError, serializedChars, trim, TRIMMED_RESULT, type Message, type TrimFormat } from '../../src/index.js';
+import {
+  AIMessage,
+  type BaseMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+  trimMessages,
+} from '@langchain/core/messages';
 import { seedShapedHistory } from '../../bench/support/seed-history.js';
+import {
+  check,
+  checkFormat,
+  createTokenEstimator,
+  isUnstuckError,
+  type Message,
+  serializedChars,
+  TRIMMED_RESULT,
+  type TrimFormat,
+  trim,
+} from '../../src/index.js';
 
 const big = (label: string, size: number) => `${label} ${'x'.repeat(size)}`;
 
@@ -11,14 +28,23 @@ function conversation(): { langchain: BaseMessage[]; wire: Message[] } {
   const wire: Message[] = [
     { role: 'system', content: 'You are a coding agent.' },
     { role: 'user', content: 'Why does the build fail?' },
-    { role: 'assistant', content: big('I will read the config first, because', 2000), tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"tsconfig.json"}' } }] },
+    {
+      role: 'assistant',
+      content: big('I will read the config first, because', 2000),
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"tsconfig.json"}' } },
+      ],
+    },
     { role: 'tool', tool_call_id: 'call_1', content: '{"module":"NodeNext"}' },
     { role: 'assistant', content: 'The module setting is NodeNext; the import lacks its .js extension.' },
   ];
   const langchain: BaseMessage[] = [
     new SystemMessage('You are a coding agent.'),
     new HumanMessage('Why does the build fail?'),
-    new AIMessage({ content: big('I will read the config first, because', 2000), tool_calls: [{ id: 'call_1', name: 'read_file', args: { path: 'tsconfig.json' }, type: 'tool_call' }] }),
+    new AIMessage({
+      content: big('I will read the config first, because', 2000),
+      tool_calls: [{ id: 'call_1', name: 'read_file', args: { path: 'tsconfig.json' }, type: 'tool_call' }],
+    }),
     new ToolMessage({ tool_call_id: 'call_1', content: '{"module":"NodeNext"}' }),
     new AIMessage('The module setting is NodeNext; the import lacks its .js extension.'),
   ];
@@ -33,23 +59,53 @@ function toWire(messages: BaseMessage[]): Message[] {
     if (type === 'human') return { role: 'user', content };
     if (type === 'tool') return { role: 'tool', tool_call_id: (message as ToolMessage).tool_call_id, content };
     const calls = (message as AIMessage).tool_calls ?? [];
-    return { role: 'assistant', content, ...(calls.length > 0 ? { tool_calls: calls.map((call) => ({ id: call.id ?? '', type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } })) } : {}) };
+    return {
+      role: 'assistant',
+      content,
+      ...(calls.length > 0
+        ? {
+            tool_calls: calls.map((call) => ({
+              id: call.id ?? '',
+              type: 'function',
+              function: { name: call.name, arguments: JSON.stringify(call.args) },
+            })),
+          }
+        : {}),
+    };
   });
 }
 
 test("LangChain's trimMessages({ strategy: 'last' }) leaves an orphan tool message where trim does not", async () => {
   const { langchain, wire } = conversation();
-  const chars = (messages: BaseMessage[]) => messages.reduce((sum, message) => sum + (typeof message.content === 'string' ? message.content.length : 0), 0);
+  const chars = (messages: BaseMessage[]) =>
+    messages.reduce((sum, message) => sum + (typeof message.content === 'string' ? message.content.length : 0), 0);
   // A budget that holds the newest two messages and the system message, not the long call before them.
-  const theirs = await trimMessages(langchain, { strategy: 'last', maxTokens: 400, tokenCounter: chars, includeSystem: true });
+  const theirs = await trimMessages(langchain, {
+    strategy: 'last',
+    maxTokens: 400,
+    tokenCounter: chars,
+    includeSystem: true,
+  });
   const theirsOnTheWire = toWire(theirs);
-  assert.deepEqual(theirsOnTheWire.map((message) => message.role), ['system', 'tool', 'assistant']);
-  assert.deepEqual(check(theirsOnTheWire).map((violation) => violation.rule), ['tool-result-orphan']);
+  assert.deepEqual(
+    theirsOnTheWire.map((message) => message.role),
+    ['system', 'tool', 'assistant'],
+  );
+  assert.deepEqual(
+    check(theirsOnTheWire).map((violation) => violation.rule),
+    ['tool-result-orphan'],
+  );
 
   const estimator = createTokenEstimator({ charsPerToken: 1 });
-  const ours = trim(wire, { maxTokens: estimator.tokens(wire.slice(3)) + estimator.tokens(wire.slice(0, 2)), estimator });
+  const ours = trim(wire, {
+    maxTokens: estimator.tokens(wire.slice(3)) + estimator.tokens(wire.slice(0, 2)),
+    estimator,
+  });
   assert.deepEqual(check(ours.items), []);
-  assert.deepEqual(ours.items.map((message) => message.role), ['system', 'user', 'assistant']);
+  assert.deepEqual(
+    ours.items.map((message) => message.role),
+    ['system', 'user', 'assistant'],
+  );
   assert.deepEqual(ours.omitted, [2, 3], 'the call and its result go together, and are named');
   assert.equal(ours.items[2], wire[4]);
   assert.ok(ours.fits);
@@ -60,7 +116,14 @@ test('trim keeps the leading system messages and the newest whole turns', () => 
     { role: 'system', content: 'rules' },
     { role: 'developer', content: 'more rules' },
     { role: 'user', content: big('first question', 300) },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'b', type: 'function', function: { name: 'g', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } },
+        { id: 'b', type: 'function', function: { name: 'g', arguments: '{}' } },
+      ],
+    },
     { role: 'tool', tool_call_id: 'a', content: big('result a', 300) },
     { role: 'tool', tool_call_id: 'b', content: big('result b', 300) },
     { role: 'assistant', content: 'first answer' },
@@ -73,7 +136,10 @@ test('trim keeps the leading system messages and the newest whole turns', () => 
   assert.deepEqual(result.omitted, [2, 3, 4, 5, 6]);
   assert.deepEqual(result.items, [history[0], history[1], history[7], history[8]]);
   assert.equal(result.estimatedTokens, keptChars);
-  assert.equal(result.savedTokens, [2, 3, 4, 5, 6].reduce((sum, index) => sum + serializedChars(history[index]), 0));
+  assert.equal(
+    result.savedTokens,
+    [2, 3, 4, 5, 6].reduce((sum, index) => sum + serializedChars(history[index]), 0),
+  );
   assert.equal(result.fits, true);
   // One token less and the second turn alone does not fit: its opening message and newest step stay.
   const tight = trim(history, { maxTokens: keptChars - 1, estimator });
@@ -82,7 +148,11 @@ test('trim keeps the leading system messages and the newest whole turns', () => 
 });
 
 test('when the newest turn alone is over, its opening message and newest whole steps are kept', () => {
-  const call = (id: string): Message => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'read', arguments: '{}' } }] });
+  const call = (id: string): Message => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name: 'read', arguments: '{}' } }],
+  });
   const history: Message[] = [
     { role: 'user', content: 'fix it' },
     call('1'),
@@ -102,7 +172,11 @@ test('when the newest turn alone is over, its opening message and newest whole s
 test('placeholder mode clears the oldest results first and keeps the newest ones', () => {
   const history: Message[] = [{ role: 'user', content: 'go' }];
   for (let index = 0; index < 6; index += 1) {
-    history.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${index}`, type: 'function', function: { name: 'read', arguments: '{}' } }] });
+    history.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: `c${index}`, type: 'function', function: { name: 'read', arguments: '{}' } }],
+    });
     history.push({ role: 'tool', tool_call_id: `c${index}`, content: big(`result ${index}`, 500) });
   }
   history.push({ role: 'assistant', content: 'done' });
@@ -125,11 +199,28 @@ test('placeholder mode in each native format puts the marker where the result wa
   const anthropic = [
     { role: 'user', content: 'go' },
     { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read', input: {} }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: big('r', 900), is_error: false }, { type: 'text', text: 'and then?' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 't1', content: big('r', 900), is_error: false },
+        { type: 'text', text: 'and then?' },
+      ],
+    },
     { role: 'assistant', content: 'ok' },
   ];
-  const cleared = trim(anthropic, { maxTokens: 100, format: 'anthropic-messages', mode: 'placeholder', keepToolResults: 0 });
-  assert.deepEqual(cleared.items[2], { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: TRIMMED_RESULT, is_error: false }, { type: 'text', text: 'and then?' }] });
+  const cleared = trim(anthropic, {
+    maxTokens: 100,
+    format: 'anthropic-messages',
+    mode: 'placeholder',
+    keepToolResults: 0,
+  });
+  assert.deepEqual(cleared.items[2], {
+    role: 'user',
+    content: [
+      { type: 'tool_result', tool_use_id: 't1', content: TRIMMED_RESULT, is_error: false },
+      { type: 'text', text: 'and then?' },
+    ],
+  });
   assert.deepEqual(checkFormat('anthropic-messages', cleared.items), []);
 
   const gemini = [
@@ -138,8 +229,16 @@ test('placeholder mode in each native format puts the marker where the result wa
     { role: 'user', parts: [{ functionResponse: { name: 'read', response: { output: big('r', 900) } } }] },
     { role: 'model', parts: [{ text: 'ok' }] },
   ];
-  const geminiCleared = trim(gemini, { maxTokens: 100, format: 'gemini-contents', mode: 'placeholder', keepToolResults: 0 });
-  assert.deepEqual(geminiCleared.items[2], { role: 'user', parts: [{ functionResponse: { name: 'read', response: { output: TRIMMED_RESULT } } }] });
+  const geminiCleared = trim(gemini, {
+    maxTokens: 100,
+    format: 'gemini-contents',
+    mode: 'placeholder',
+    keepToolResults: 0,
+  });
+  assert.deepEqual(geminiCleared.items[2], {
+    role: 'user',
+    parts: [{ functionResponse: { name: 'read', response: { output: TRIMMED_RESULT } } }],
+  });
   assert.deepEqual(checkFormat('gemini-contents', geminiCleared.items), []);
 
   const responses = [
@@ -148,7 +247,12 @@ test('placeholder mode in each native format puts the marker where the result wa
     { type: 'function_call_output', call_id: 'c1', output: big('r', 900) },
     { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] },
   ];
-  const responsesCleared = trim(responses, { maxTokens: 100, format: 'responses-input', mode: 'placeholder', keepToolResults: 0 });
+  const responsesCleared = trim(responses, {
+    maxTokens: 100,
+    format: 'responses-input',
+    mode: 'placeholder',
+    keepToolResults: 0,
+  });
   assert.deepEqual(responsesCleared.items[2], { type: 'function_call_output', call_id: 'c1', output: TRIMMED_RESULT });
 });
 
@@ -160,7 +264,11 @@ test('Responses: a function_call is never kept without the reasoning item before
     { type: 'function_call_output', call_id: 'c1', output: 'r' },
     { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] },
   ];
-  const result = trim(items, { maxTokens: 60, format: 'responses-input', estimator: createTokenEstimator({ charsPerToken: 1 }) });
+  const result = trim(items, {
+    maxTokens: 60,
+    format: 'responses-input',
+    estimator: createTokenEstimator({ charsPerToken: 1 }),
+  });
   assert.deepEqual(result.omitted, [1, 2, 3]);
   assert.deepEqual(checkFormat('responses-input', result.items), []);
 });
@@ -177,7 +285,12 @@ test('the estimator learns the ratio from usage, within bounds', () => {
   estimator.calibrate(1_000_000, 10);
   assert.equal(estimator.charsPerToken, 8);
   // About the length of the JSON, without serializing.
-  const message = { role: 'assistant', content: 'hé "quoted"', tool_calls: [{ id: 'x', function: { name: 'f', arguments: '{"a":1}' } }], skipped: undefined };
+  const message = {
+    role: 'assistant',
+    content: 'hé "quoted"',
+    tool_calls: [{ id: 'x', function: { name: 'f', arguments: '{"a":1}' } }],
+    skipped: undefined,
+  };
   const exact = JSON.stringify(message).length;
   assert.ok(Math.abs(serializedChars(message) - exact) <= exact * 0.1, `${serializedChars(message)} vs ${exact}`);
 });
@@ -194,8 +307,22 @@ test('on the seed-sized history trim keeps the newest turns under a 128k window,
 });
 
 test('bad options are one clear error, never a crash inside', () => {
-  assert.throws(() => trim([], { maxTokens: 10, format: 'openai-messages' as TrimFormat }), (error: unknown) => isUnstuckError(error) && error.code === 'USAGE' && /unknown wire format 'openai-messages' \(known: openai-chat, anthropic-messages, gemini-contents, responses-input\)/.test(error.message));
-  assert.throws(() => trim([], { maxTokens: Number.NaN }), (error: unknown) => isUnstuckError(error) && /maxTokens must be a number/.test(error.message));
-  assert.throws(() => trim({} as unknown as unknown[], { maxTokens: 1 }), (error: unknown) => isUnstuckError(error) && error.code === 'INPUT_INVALID');
+  assert.throws(
+    () => trim([], { maxTokens: 10, format: 'openai-messages' as TrimFormat }),
+    (error: unknown) =>
+      isUnstuckError(error) &&
+      error.code === 'USAGE' &&
+      /unknown wire format 'openai-messages' \(known: openai-chat, anthropic-messages, gemini-contents, responses-input\)/.test(
+        error.message,
+      ),
+  );
+  assert.throws(
+    () => trim([], { maxTokens: Number.NaN }),
+    (error: unknown) => isUnstuckError(error) && /maxTokens must be a number/.test(error.message),
+  );
+  assert.throws(
+    () => trim({} as unknown as unknown[], { maxTokens: 1 }),
+    (error: unknown) => isUnstuckError(error) && error.code === 'INPUT_INVALID',
+  );
   assert.equal(trim([], { maxTokens: 0 }).fits, true);
 });

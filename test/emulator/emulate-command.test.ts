@@ -37,9 +37,17 @@ test('unstuck emulate serves a script on loopback until its signal stops it', as
     await waitFor(() => /http:\/\/127\.0\.0\.1:\d+/.test(io.out()));
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(io.out())?.[0];
     assert.ok(url !== undefined, `printed its URL: ${io.out()}`);
-    const answer = (await (await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) })).json()) as any;
+    const answer = (await (
+      await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+      })
+    ).json()) as any;
     assert.equal(answer.choices[0].message.content, 'from the script');
-    const rejected = await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'tool', tool_call_id: 'x', content: 'secret' }] }) });
+    const rejected = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [{ role: 'tool', tool_call_id: 'x', content: 'secret' }] }),
+    });
     assert.equal(rejected.status, 400);
     controller.abort();
     assert.equal(await exit, 0);
@@ -54,7 +62,10 @@ test('unstuck emulate serves a script on loopback until its signal stops it', as
 test('unstuck emulate serves the Anthropic wire beside chat, and logs rule and message index, never contents', async () => {
   const directory = await mkdtemp(join(tmpdir(), 'unstuck-emulate-'));
   try {
-    await writeFile(join(directory, 'script.json'), JSON.stringify([{ toolCalls: [{ name: 'Read', arguments: '{"file_path":"/a"}' }] }]));
+    await writeFile(
+      join(directory, 'script.json'),
+      JSON.stringify([{ toolCalls: [{ name: 'Read', arguments: '{"file_path":"/a"}' }] }]),
+    );
     const controller = new AbortController();
     const io = captureIo(directory, controller.signal);
     const exit = run(['emulate', '--script', 'script.json'], io);
@@ -62,11 +73,39 @@ test('unstuck emulate serves the Anthropic wire beside chat, and logs rule and m
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(io.out())?.[0];
     assert.ok(url !== undefined);
     assert.match(io.out(), /POST \/v1\/messages/);
-    const headers = { 'content-type': 'application/json', 'x-api-key': 'sk-ant-secret-key', 'anthropic-version': '2023-06-01' };
-    const answer = (await (await fetch(`${url}/v1/messages?beta=true`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }) })).json()) as any;
+    const headers = {
+      'content-type': 'application/json',
+      'x-api-key': 'sk-ant-secret-key',
+      'anthropic-version': '2023-06-01',
+    };
+    const answer = (await (
+      await fetch(`${url}/v1/messages?beta=true`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 64,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      })
+    ).json()) as any;
     assert.equal(answer.content[0].type, 'tool_use');
-    const poisoned = [{ role: 'user', content: 'read' }, { role: 'assistant', content: [{ type: 'text', text: ' ' }, { type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'private words' }] }];
-    const rejected = await fetch(`${url}/v1/messages`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: poisoned }) });
+    const poisoned = [
+      { role: 'user', content: 'read' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: ' ' },
+          { type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'private words' }] },
+    ];
+    const rejected = await fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: poisoned }),
+    });
     assert.equal(rejected.status, 400);
     assert.equal(((await rejected.json()) as any).error.type, 'invalid_request_error');
     controller.abort();

@@ -4,7 +4,17 @@ import { isUnstuckError } from '../../src/core/errors.js';
 import { parseScript } from '../../src/emulator/index.js';
 
 test('parseScript reads an array or {steps}, with every field', () => {
-  const steps = [{ text: 'a', reasoning: 'r', toolCalls: [{ id: 'x', name: 'f', arguments: '{}' }], stream: { chunkSize: 2, delayMs: 5 } }, { fault: { status: 429, retryAfter: 1 } }, { fault: { stall: 10 } }, { fault: { disconnectAfterChunks: 2 } }];
+  const steps = [
+    {
+      text: 'a',
+      reasoning: 'r',
+      toolCalls: [{ id: 'x', name: 'f', arguments: '{}' }],
+      stream: { chunkSize: 2, delayMs: 5 },
+    },
+    { fault: { status: 429, retryAfter: 1 } },
+    { fault: { stall: 10 } },
+    { fault: { disconnectAfterChunks: 2 } },
+  ];
   assert.deepEqual(parseScript(steps), steps);
   assert.deepEqual(parseScript({ steps }), steps);
   assert.deepEqual(parseScript([{ toolCalls: [{ name: 'f' }] }]), [{ toolCalls: [{ name: 'f', arguments: '{}' }] }]);
@@ -19,6 +29,13 @@ test('parseScript names the step and field that is wrong', () => {
     [[{ stream: { chunkSize: 0 } }], /chunkSize: expected a number >= 1/],
   ];
   for (const [input, pattern] of cases) {
-    assert.throws(() => parseScript(input, 'script.json'), (error: unknown) => isUnstuckError(error) && error.code === 'INPUT_INVALID' && pattern.test(error.message) && error.file === 'script.json');
+    assert.throws(
+      () => parseScript(input, 'script.json'),
+      (error: unknown) =>
+        isUnstuckError(error) &&
+        error.code === 'INPUT_INVALID' &&
+        pattern.test(error.message) &&
+        error.file === 'script.json',
+    );
   }
 });

@@ -6,7 +6,8 @@ export async function readSse(response: Response): Promise<{ events: string[]; e
   const parser = createParser({ onEvent: (event) => events.push(event.data) });
   const decoder = new TextDecoder();
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
+      parser.feed(decoder.decode(chunk, { stream: true }));
   } catch (error) {
     return { events, error };
   }

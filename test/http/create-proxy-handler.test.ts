@@ -9,16 +9,27 @@ const SECRET_TEXT = 'the launch code is 7342';
 
 const unanswered = [
   { role: 'user', content: SECRET_TEXT },
-  { role: 'assistant', content: '', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'foo', arguments: '{}' } }] },
+  {
+    role: 'assistant',
+    content: '',
+    tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'foo', arguments: '{}' } }],
+  },
   { role: 'user', content: 'never mind' },
 ];
 
 function chat(body: unknown, headers: Record<string, string> = {}): Request {
-  return new Request('http://127.0.0.1:8787/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return new Request('http://127.0.0.1:8787/v1/chat/completions', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 test('/healthz answers locally; /metrics serves Prometheus text', async () => {
-  const handler = createProxyHandler({ upstream: 'http://upstream.test', fetch: async () => assert.fail('nothing goes upstream') });
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    fetch: async () => assert.fail('nothing goes upstream'),
+  });
   const health = await handler(new Request('http://p/healthz'));
   assert.deepEqual(await health.json(), { status: 'ok' });
   const metrics = await handler(new Request('http://p/metrics'));
@@ -32,10 +43,27 @@ test('forwards path and query under the upstream base path, end-to-end headers k
     upstream: 'http://upstream.test/api/v3/',
     fetch: async (input, init) => {
       seen.push(new Request(input, init));
-      return new Response('{"data":[]}', { headers: { 'content-type': 'application/json', connection: 'close', 'keep-alive': 'timeout=5', 'x-request-id': 'up-1' } });
+      return new Response('{"data":[]}', {
+        headers: {
+          'content-type': 'application/json',
+          connection: 'close',
+          'keep-alive': 'timeout=5',
+          'x-request-id': 'up-1',
+        },
+      });
     },
   });
-  const response = await handler(new Request('http://127.0.0.1:8787/v1/models?limit=2', { headers: { authorization: `Bearer ${KEY}`, connection: 'keep-alive, x-private', 'x-private': 'hop', 'keep-alive': '5', 'x-title': 'cline' } }));
+  const response = await handler(
+    new Request('http://127.0.0.1:8787/v1/models?limit=2', {
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        connection: 'keep-alive, x-private',
+        'x-private': 'hop',
+        'keep-alive': '5',
+        'x-title': 'cline',
+      },
+    }),
+  );
   assert.equal(response.status, 200);
   assert.equal(seen[0]?.url, 'http://upstream.test/api/v3/v1/models?limit=2');
   assert.equal(seen[0]?.headers.get('authorization'), `Bearer ${KEY}`);
@@ -50,7 +78,12 @@ test('forwards path and query under the upstream base path, end-to-end headers k
 test('a broken chat request is repaired; the log line names the rules and holds neither key nor content', async () => {
   const emulator = createEmulator({ profile: 'openai' });
   const logs: ProxyLogEntry[] = [];
-  const handler = createProxyHandler({ upstream: 'http://upstream.test', profile: 'openai', fetch: emulator.fetch, log: (entry) => logs.push(entry) });
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    profile: 'openai',
+    fetch: emulator.fetch,
+    log: (entry) => logs.push(entry),
+  });
   const response = await handler(chat({ model: 'gpt-4o', messages: unanswered }));
   assert.equal(response.status, 200);
   await response.text();
@@ -71,7 +104,12 @@ test('a broken chat request is repaired; the log line names the rules and holds 
 test('--log-bodies puts the body in the log line, and still never the key', async () => {
   const emulator = createEmulator({ profile: 'openai' });
   const logs: ProxyLogEntry[] = [];
-  const handler = createProxyHandler({ upstream: 'http://upstream.test', fetch: emulator.fetch, logBodies: true, log: (entry) => logs.push(entry) });
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    fetch: emulator.fetch,
+    logBodies: true,
+    log: (entry) => logs.push(entry),
+  });
   await (await handler(chat({ model: 'gpt-4o', messages: unanswered }))).text();
   const line = JSON.stringify(logs[0]);
   assert.ok(line.includes(SECRET_TEXT));
@@ -80,7 +118,11 @@ test('--log-bodies puts the body in the log line, and still never the key', asyn
 
 test('a body over the limit gets a 413 in the OpenAI error shape and never reaches the upstream', async () => {
   let sent = 0;
-  const handler = createProxyHandler({ upstream: 'http://upstream.test', maxBodyBytes: 1000, fetch: async () => (sent++, new Response('')) });
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    maxBodyBytes: 1000,
+    fetch: async () => (sent++, new Response('')),
+  });
   const big = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(5000) }] };
   const declared = await handler(chat(big));
   assert.equal(declared.status, 413);
@@ -88,14 +130,28 @@ test('a body over the limit gets a 413 in the OpenAI error shape and never reach
   assert.equal(error.error.code, 'request_too_large');
   // Without a Content-Length (a chunked upload), the limit still holds while reading.
   const bytes = new TextEncoder().encode(JSON.stringify(big));
-  const body = new ReadableStream<Uint8Array>({ start(controller) { for (let at = 0; at < bytes.length; at += 512) controller.enqueue(bytes.slice(at, at + 512)); controller.close(); } });
-  const chunked = await handler(new Request('http://p/v1/chat/completions', { method: 'POST', body, duplex: 'half' } as RequestInit));
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let at = 0; at < bytes.length; at += 512) controller.enqueue(bytes.slice(at, at + 512));
+      controller.close();
+    },
+  });
+  const chunked = await handler(
+    new Request('http://p/v1/chat/completions', { method: 'POST', body, duplex: 'half' } as RequestInit),
+  );
   assert.equal(chunked.status, 413);
   assert.equal(sent, 0);
 });
 
 test('an unreachable upstream is a 502 in the OpenAI error shape', async () => {
-  const handler = createProxyHandler({ upstream: 'http://upstream.test', fetch: async () => { throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }); } });
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    fetch: async () => {
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
+    },
+  });
   const response = await handler(chat({ messages: [{ role: 'user', content: 'hi' }] }));
   assert.equal(response.status, 502);
   const error = (await response.json()) as { error: { message: string; type: string; code: string; param: null } };
@@ -106,19 +162,34 @@ test('an unreachable upstream is a 502 in the OpenAI error shape', async () => {
 
 test('an upstream silent past the timeout is a 504, promptly', async () => {
   const emulator = createEmulator({ profile: 'openai', script: [{ fault: { stall: 5000 } }] });
-  const handler = createProxyHandler({ upstream: 'http://upstream.test', fetch: emulator.fetch, upstreamTimeoutMs: 100 });
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    fetch: emulator.fetch,
+    upstreamTimeoutMs: 100,
+  });
   const started = performance.now();
   const response = await handler(chat({ messages: [{ role: 'user', content: 'hi' }] }));
   assert.equal(response.status, 504);
   assert.ok(performance.now() - started < 2000);
   assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'upstream_timeout');
-  assert.match(await (await handler(new Request('http://p/metrics'))).text(), /unstuck_proxy_upstream_failures_total\{kind="timeout"\} 1/);
+  assert.match(
+    await (await handler(new Request('http://p/metrics'))).text(),
+    /unstuck_proxy_upstream_failures_total\{kind="timeout"\} 1/,
+  );
 });
 
 test('an upstream that goes silent mid-stream ends the stream with an error instead of hanging', async () => {
-  const emulator = createEmulator({ profile: 'openai', script: [{ text: 'a long answer, slowly', stream: { chunkSize: 2, delayMs: 1000 } }] });
+  const emulator = createEmulator({
+    profile: 'openai',
+    script: [{ text: 'a long answer, slowly', stream: { chunkSize: 2, delayMs: 1000 } }],
+  });
   const logs: ProxyLogEntry[] = [];
-  const handler = createProxyHandler({ upstream: 'http://upstream.test', fetch: emulator.fetch, upstreamTimeoutMs: 150, log: (entry) => logs.push(entry) });
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    fetch: emulator.fetch,
+    upstreamTimeoutMs: 150,
+    log: (entry) => logs.push(entry),
+  });
   const response = await handler(chat({ stream: true, messages: [{ role: 'user', content: 'hi' }] }));
   assert.equal(response.status, 200);
   await assert.rejects(response.text());
@@ -126,7 +197,10 @@ test('an upstream that goes silent mid-stream ends the stream with an error inst
 });
 
 test('429 with Retry-After and 500 reach the client as they are, with no retry', async () => {
-  const emulator = createEmulator({ profile: 'openai', script: [{ fault: { status: 429, retryAfter: 7 } }, { fault: { status: 500 } }] });
+  const emulator = createEmulator({
+    profile: 'openai',
+    script: [{ fault: { status: 429, retryAfter: 7 } }, { fault: { status: 500 } }],
+  });
   const handler = createProxyHandler({ upstream: 'http://upstream.test', fetch: emulator.fetch });
   const limited = await handler(chat({ messages: [{ role: 'user', content: 'hi' }] }));
   assert.equal(limited.status, 429);
@@ -141,7 +215,12 @@ test('429 with Retry-After and 500 reach the client as they are, with no retry',
 test('a 400 for a pairing rule the profile missed is healed once and counted', async () => {
   const emulator = createEmulator({ profile: 'moonshot' });
   const logs: ProxyLogEntry[] = [];
-  const handler = createProxyHandler({ upstream: 'http://upstream.test', profile: 'openai', fetch: emulator.fetch, log: (entry) => logs.push(entry) });
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    profile: 'openai',
+    fetch: emulator.fetch,
+    log: (entry) => logs.push(entry),
+  });
   const call = { id: 'read:0', type: 'function', function: { name: 'read', arguments: '{}' } };
   const messages = [
     { role: 'user', content: 'read' },
@@ -154,13 +233,19 @@ test('a 400 for a pairing rule the profile missed is healed once and counted', a
   const response = await handler(chat({ model: 'kimi-k2', messages }));
   assert.equal(response.status, 200);
   await response.text();
-  assert.deepEqual(emulator.requests.map((request) => request.status), [400, 200]);
+  assert.deepEqual(
+    emulator.requests.map((request) => request.status),
+    [400, 200],
+  );
   assert.equal(logs[0]?.healRetry, true);
   assert.match(await (await handler(new Request('http://p/metrics'))).text(), /^unstuck_proxy_heal_retries_total 1$/m);
 });
 
 test('the client going away aborts the upstream request', async () => {
-  const emulator = createEmulator({ profile: 'openai', script: [{ text: 'x'.repeat(400), stream: { chunkSize: 1, delayMs: 20 } }] });
+  const emulator = createEmulator({
+    profile: 'openai',
+    script: [{ text: 'x'.repeat(400), stream: { chunkSize: 1, delayMs: 20 } }],
+  });
   let upstreamSignal: AbortSignal | undefined;
   const handler = createProxyHandler({
     upstream: 'http://upstream.test',
@@ -170,7 +255,13 @@ test('the client going away aborts the upstream request', async () => {
     },
   });
   const client = new AbortController();
-  const response = await handler(new Request('http://p/v1/chat/completions', { method: 'POST', body: JSON.stringify({ stream: true, messages: [{ role: 'user', content: 'hi' }] }), signal: client.signal }));
+  const response = await handler(
+    new Request('http://p/v1/chat/completions', {
+      method: 'POST',
+      body: JSON.stringify({ stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      signal: client.signal,
+    }),
+  );
   const reader = response.body!.getReader();
   await reader.read();
   assert.equal(upstreamSignal?.aborted, false);

@@ -3,7 +3,14 @@ import { test } from 'node:test';
 import { toClientHeaders, toUpstreamHeaders } from '../../src/http/forward-headers.js';
 
 test('end-to-end request headers go through, Authorization included', () => {
-  const headers = toUpstreamHeaders(new Headers({ authorization: 'Bearer sk-test', 'content-type': 'application/json', 'x-title': 'cline', accept: 'text/event-stream' }));
+  const headers = toUpstreamHeaders(
+    new Headers({
+      authorization: 'Bearer sk-test',
+      'content-type': 'application/json',
+      'x-title': 'cline',
+      accept: 'text/event-stream',
+    }),
+  );
   assert.equal(headers.get('authorization'), 'Bearer sk-test');
   assert.equal(headers.get('content-type'), 'application/json');
   assert.equal(headers.get('x-title'), 'cline');
@@ -29,7 +36,9 @@ test('hop-by-hop headers are dropped, and so is every header Connection names (R
 });
 
 test('host, content-length and expect are recomputed for the upstream, not copied', () => {
-  const headers = toUpstreamHeaders(new Headers({ host: '127.0.0.1:8787', 'content-length': '12', expect: '100-continue', 'x-kept': '1' }));
+  const headers = toUpstreamHeaders(
+    new Headers({ host: '127.0.0.1:8787', 'content-length': '12', expect: '100-continue', 'x-kept': '1' }),
+  );
   assert.equal(headers.get('expect'), null);
   assert.equal(headers.get('host'), null);
   assert.equal(headers.get('content-length'), null);

@@ -65,9 +65,15 @@ async function measured(work: () => Promise<void>): Promise<{ growth: number; la
 
 test('createSanitizingFetch: a 256 MiB 400 comes back as a response still to be read, not read into memory', async () => {
   const sanitizing = createSanitizingFetch();
-  await (await sanitizing(`${upstreamUrl}/v1/chat/completions?warm-up`, { method: 'POST', body: CHAT_BODY })).arrayBuffer();
+  await (
+    await sanitizing(`${upstreamUrl}/v1/chat/completions?warm-up`, { method: 'POST', body: CHAT_BODY })
+  ).arrayBuffer();
   const figures = await measured(async () => {
-    const response = await sanitizing(`${upstreamUrl}/v1/chat/completions`, { method: 'POST', body: CHAT_BODY, headers: { 'content-type': 'application/json' } });
+    const response = await sanitizing(`${upstreamUrl}/v1/chat/completions`, {
+      method: 'POST',
+      body: CHAT_BODY,
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(response.status, 400);
     let bytes = 0;
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
@@ -80,17 +86,26 @@ test('createSanitizingFetch: a 256 MiB 400 comes back as a response still to be 
 for (const carrier of ['native server', 'generic server'] as const) {
   test(`${carrier}: a 256 MiB 400 on the chat path is relayed whole with flat memory`, async () => {
     const nodeFetch = createNodeFetch();
-    const handler = createProxyHandler({ upstream: upstreamUrl, fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init) });
+    const handler = createProxyHandler({
+      upstream: upstreamUrl,
+      fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
+    });
     const server = await serveProxy(handler, { port: 0 });
     try {
       await rawRequest(`${server.url}/v1/chat/completions?warm-up`, { method: 'POST', body: CHAT_BODY, keep: false });
       const figures = await measured(async () => {
-        const answer = await rawRequest(`${server.url}/v1/chat/completions`, { method: 'POST', body: CHAT_BODY, keep: false });
+        const answer = await rawRequest(`${server.url}/v1/chat/completions`, {
+          method: 'POST',
+          body: CHAT_BODY,
+          keep: false,
+        });
         assert.equal(answer.status, 400);
         assert.equal(answer.bytes, ERROR_BYTES);
         assert.equal(answer.cut, false);
       });
-      process.stderr.write(`${carrier}: RSS growth ${(figures.growth / 2 ** 20).toFixed(1)} MiB, worst event-loop lag ${figures.lagMs.toFixed(0)} ms\n`);
+      process.stderr.write(
+        `${carrier}: RSS growth ${(figures.growth / 2 ** 20).toFixed(1)} MiB, worst event-loop lag ${figures.lagMs.toFixed(0)} ms\n`,
+      );
       assert.ok(figures.growth < ALLOWED_GROWTH, `RSS grew ${(figures.growth / 2 ** 20).toFixed(1)} MiB`);
       assert.ok(figures.lagMs < 1000, `the event loop stalled ${figures.lagMs.toFixed(0)} ms`);
     } finally {

@@ -22,8 +22,17 @@ after(() => upstream.close());
 const CARRIERS = ['native server', 'generic server', 'in-process handler'] as const;
 
 /** The in-process handler as a client sees it: a `Response`, its body read (after `slowMs`) until it ends or errors. */
-async function viaHandler(handler: (request: Request) => Promise<Response>, url: string, options: { method?: string; body?: string; slowMs?: number; keep?: boolean }): Promise<RawAnswer> {
-  const response = await handler(new Request(url, { method: options.method ?? 'GET', ...(options.body === undefined ? {} : { body: options.body, headers: { 'content-type': 'application/json' } }) }));
+async function viaHandler(
+  handler: (request: Request) => Promise<Response>,
+  url: string,
+  options: { method?: string; body?: string; slowMs?: number; keep?: boolean },
+): Promise<RawAnswer> {
+  const response = await handler(
+    new Request(url, {
+      method: options.method ?? 'GET',
+      ...(options.body === undefined ? {} : { body: options.body, headers: { 'content-type': 'application/json' } }),
+    }),
+  );
   if (options.slowMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.slowMs));
   const chunks: Buffer[] = [];
   let bytes = 0;
@@ -44,12 +53,17 @@ for (const carrier of CARRIERS) {
   describe(carrier, async () => {
     const logs: ProxyLogEntry[] = [];
     const nodeFetch = createNodeFetch();
-    const handler = createProxyHandler({ upstream: upstream.url, log: (entry) => logs.push(entry), fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init) });
+    const handler = createProxyHandler({
+      upstream: upstream.url,
+      log: (entry) => logs.push(entry),
+      fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
+    });
     const served = carrier === 'in-process handler' ? undefined : await serveProxy(handler, { port: 0 });
     after(() => served?.close());
     assert.equal(served?.native ?? false, carrier === 'native server');
     const base = served?.url ?? 'http://proxy.test';
-    const send = (url: string, options: Parameters<typeof rawRequest>[1] = {}): Promise<RawAnswer> => (served === undefined ? viaHandler(handler, url, options) : rawRequest(url, options));
+    const send = (url: string, options: Parameters<typeof rawRequest>[1] = {}): Promise<RawAnswer> =>
+      served === undefined ? viaHandler(handler, url, options) : rawRequest(url, options);
 
     for (const [name, scenario] of Object.entries(SCENARIOS)) {
       const readers = name.startsWith('gzip-bomb') || name === 'huge-400' ? [0] : [0, 200];
@@ -62,11 +76,19 @@ for (const carrier of CARRIERS) {
             ...(slowMs > 0 ? { slowMs } : {}),
             keep: !('bodyBytes' in scenario.expect),
           });
-          const expect = carrier === 'native server' ? scenario.expect : ((carrier === 'in-process handler' ? scenario.handlerExpect : undefined) ?? scenario.fetchExpect ?? scenario.expect);
+          const expect =
+            carrier === 'native server'
+              ? scenario.expect
+              : ((carrier === 'in-process handler' ? scenario.handlerExpect : undefined) ??
+                scenario.fetchExpect ??
+                scenario.expect);
           if (carrier === 'in-process handler' && 'cut' in expect && answer.status === 502) return; // failed before its body, as on the servers
           if ('failedStatus' in expect) {
             assert.equal(answer.status, 502);
-            assert.equal((JSON.parse(answer.body.toString()) as { error: { code: string } }).error.code, 'upstream_unreachable');
+            assert.equal(
+              (JSON.parse(answer.body.toString()) as { error: { code: string } }).error.code,
+              'upstream_unreachable',
+            );
           } else {
             if ('cut' in expect) {
               // Cut before anything reached the client (a compressed body waits for its first decoded bytes): a 502.
@@ -75,7 +97,11 @@ for (const carrier of CARRIERS) {
             } else {
               assert.equal(answer.status, expect.status);
               assert.equal(answer.cut, false);
-              if (expect.body !== undefined) assert.ok(answer.body.equals(expect.body), `body differs: ${answer.body.length} bytes, expected ${expect.body.length}`);
+              if (expect.body !== undefined)
+                assert.ok(
+                  answer.body.equals(expect.body),
+                  `body differs: ${answer.body.length} bytes, expected ${expect.body.length}`,
+                );
               if (expect.bodyBytes !== undefined) assert.equal(answer.bytes, expect.bodyBytes);
             }
           }
@@ -87,7 +113,13 @@ for (const carrier of CARRIERS) {
 
     test('every exchange ended with one log line', () => {
       const forwarded = logs.filter((entry) => entry.path !== '/healthz');
-      assert.equal(forwarded.length, Object.keys(SCENARIOS).reduce((sum, name) => sum + (name.startsWith('gzip-bomb') || name === 'huge-400' ? 1 : 2), 0));
+      assert.equal(
+        forwarded.length,
+        Object.keys(SCENARIOS).reduce(
+          (sum, name) => sum + (name.startsWith('gzip-bomb') || name === 'huge-400' ? 1 : 2),
+          0,
+        ),
+      );
     });
   });
 }

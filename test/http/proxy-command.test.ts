@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { after, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Io } from '../../src/cli/io.js';
@@ -23,13 +23,31 @@ after(() => upstream.close());
 
 const broken: OpenAI.ChatCompletionMessageParam[] = [
   { role: 'user', content: SECRET_TEXT },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+  },
   { role: 'user', content: 'forget it' },
 ];
 
 /** Starts `unstuck proxy` as a real process, returns its URL once it says it is listening. */
 async function startProxy(extra: string[] = [], options: { upstream?: string; env?: Record<string, string> } = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'proxy', '--upstream', options.upstream ?? upstream.url, '--port', '0', ...extra], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'proxy',
+      '--upstream',
+      options.upstream ?? upstream.url,
+      '--port',
+      '0',
+      ...extra,
+    ],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } },
+  );
   let stderr = '';
   child.stderr.setEncoding('utf8');
   const listening = new Promise<string>((resolve, reject) => {
@@ -64,7 +82,10 @@ test('`unstuck proxy` as a process: repairs, logs one JSON line per request with
   assert.equal(code, 0);
   assert.ok(!stderr.includes(KEY), 'the key leaked into the log');
   assert.ok(!stderr.includes(SECRET_TEXT), 'message content leaked into the log');
-  const lines = stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  const lines = stderr
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
   const chat = lines.find((line) => line.path === '/v1/chat/completions');
   assert.equal(chat?.status, 200);
   assert.deepEqual(chat?.rules, ['tool-calls-unanswered']);
@@ -125,28 +146,48 @@ test('in-process: listens on 127.0.0.1 and returns 0 once io.signal is aborted',
 test('--help lists every option', async () => {
   const { io, out } = capture();
   assert.equal(await run(['proxy', '--help'], io), 0);
-  for (const option of ['--upstream', '--port', '--host', '--profile', '--log-bodies', '--max-body-bytes', '--upstream-timeout-ms']) assert.ok(out().includes(option), option);
+  for (const option of [
+    '--upstream',
+    '--port',
+    '--host',
+    '--profile',
+    '--log-bodies',
+    '--max-body-bytes',
+    '--upstream-timeout-ms',
+  ])
+    assert.ok(out().includes(option), option);
 });
 
 test('`unstuck proxy` in front of an https upstream: repairs and streams over TLS; a certificate it cannot trust is a 502 naming why', async () => {
   const tls = join(import.meta.dirname, 'fixtures/tls');
   const seen: unknown[] = [];
-  const server = createHttpsServer({ key: readFileSync(join(tls, 'key.pem')), cert: readFileSync(join(tls, 'cert.pem')) }, (incoming, outgoing) => {
-    let body = '';
-    incoming.setEncoding('utf8');
-    incoming.on('data', (chunk: string) => (body += chunk));
-    incoming.on('end', () => {
-      seen.push(JSON.parse(body));
-      if (incoming.url?.endsWith('?stream')) {
-        outgoing.writeHead(200, { 'content-type': 'text/event-stream' });
-        outgoing.write('data: {"choices":[{"delta":{"content":"one"}}]}\n\n');
-        setTimeout(() => outgoing.end('data: [DONE]\n\n'), 20);
-        return;
-      }
-      outgoing.writeHead(200, { 'content-type': 'application/json' });
-      outgoing.end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
-    });
-  });
+  const server = createHttpsServer(
+    { key: readFileSync(join(tls, 'key.pem')), cert: readFileSync(join(tls, 'cert.pem')) },
+    (incoming, outgoing) => {
+      let body = '';
+      incoming.setEncoding('utf8');
+      incoming.on('data', (chunk: string) => (body += chunk));
+      incoming.on('end', () => {
+        seen.push(JSON.parse(body));
+        if (incoming.url?.endsWith('?stream')) {
+          outgoing.writeHead(200, { 'content-type': 'text/event-stream' });
+          outgoing.write('data: {"choices":[{"delta":{"content":"one"}}]}\n\n');
+          setTimeout(() => outgoing.end('data: [DONE]\n\n'), 20);
+          return;
+        }
+        outgoing.writeHead(200, { 'content-type': 'application/json' });
+        outgoing.end(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            created: 0,
+            model: 'm',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          }),
+        );
+      });
+    },
+  );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   after(() => server.close());
@@ -155,12 +196,24 @@ test('`unstuck proxy` in front of an https upstream: repairs and streams over TL
 
   const trusted = await startProxy([], { upstream: origin, env: { NODE_EXTRA_CA_CERTS: join(tls, 'cert.pem') } });
   try {
-    const answer = await fetch(`${trusted.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body });
+    const answer = await fetch(`${trusted.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body,
+    });
     assert.equal(answer.status, 200);
     assert.equal(((await answer.json()) as { object: string }).object, 'chat.completion');
     const sent = seen.at(-1) as { messages: OpenAI.ChatCompletionMessageParam[] };
-    assert.deepEqual(check(sent.messages as never, { profile: 'openai', scope: 'request' }), [], 'the upstream got the repaired history');
-    const streamed = await fetch(`${trusted.url}/v1/chat/completions?stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.deepEqual(
+      check(sent.messages as never, { profile: 'openai', scope: 'request' }),
+      [],
+      'the upstream got the repaired history',
+    );
+    const streamed = await fetch(`${trusted.url}/v1/chat/completions?stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     assert.equal(streamed.headers.get('content-type'), 'text/event-stream');
     assert.match(await streamed.text(), /"one"[\s\S]*\[DONE\]/);
   } finally {
@@ -169,9 +222,16 @@ test('`unstuck proxy` in front of an https upstream: repairs and streams over TL
 
   const untrusted = await startProxy([], { upstream: origin });
   try {
-    const refused = await fetch(`${untrusted.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const refused = await fetch(`${untrusted.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     assert.equal(refused.status, 502);
-    assert.match(((await refused.json()) as { error: { message: string } }).error.message, /unreachable \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/);
+    assert.match(
+      ((await refused.json()) as { error: { message: string } }).error.message,
+      /unreachable \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/,
+    );
   } finally {
     await untrusted.stop();
   }

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { profileNames, repair } from '../../src/core/index.js';
 import type { Message, ProfileName } from '../../src/core/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
+import { profileNames, repair } from '../../src/core/index.js';
 import type { Step } from '../../src/emulator/index.js';
+import { createEmulator } from '../../src/emulator/index.js';
 import type { ProxyHandlerOptions, ProxyLogEntry } from '../../src/http/index.js';
 import { createNodeFetch, createProxyHandler, serveProxy } from '../../src/http/index.js';
 
@@ -36,22 +36,43 @@ async function proxyIn(mode: Mode, options: ProxyHandlerOptions) {
   if (mode === 'in-process handler') {
     const handler = createProxyHandler({ ...options, fetch: nodeFetch });
     const send: typeof fetch = async (input, init) => handler(new Request(input, init));
-    return { url: 'http://proxy.test', send, handler, client: new OpenAI({ baseURL: 'http://proxy.test/v1', apiKey: KEY, maxRetries: 0, fetch: send }) };
+    return {
+      url: 'http://proxy.test',
+      send,
+      handler,
+      client: new OpenAI({ baseURL: 'http://proxy.test/v1', apiKey: KEY, maxRetries: 0, fetch: send }),
+    };
   }
   // A fetch that is not createNodeFetch's own keeps serveProxy on the generic path.
-  const handler = createProxyHandler({ ...options, fetch: mode === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init) });
+  const handler = createProxyHandler({
+    ...options,
+    fetch: mode === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
+  });
   const server = await serveProxy(handler, { port: 0 });
   closers.push(server.close);
   assert.equal(server.native, mode === 'native server');
-  return { url: server.url, send: fetch, handler, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: KEY, maxRetries: 0 }) };
+  return {
+    url: server.url,
+    send: fetch,
+    handler,
+    client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: KEY, maxRetries: 0 }),
+  };
 }
 
-async function stack(mode: Mode, options: { profile?: ProfileName; script?: Step[]; proxy?: Partial<ProxyHandlerOptions> } = {}) {
+async function stack(
+  mode: Mode,
+  options: { profile?: ProfileName; script?: Step[]; proxy?: Partial<ProxyHandlerOptions> } = {},
+) {
   const emulator = createEmulator({ profile: options.profile ?? 'openai', script: options.script ?? [] });
   const upstream = await emulator.listen();
   closers.push(upstream.close);
   const logs: ProxyLogEntry[] = [];
-  const proxy = await proxyIn(mode, { upstream: upstream.url, log: (entry) => logs.push(entry), ...(options.profile === undefined ? {} : { profile: options.profile }), ...options.proxy });
+  const proxy = await proxyIn(mode, {
+    upstream: upstream.url,
+    log: (entry) => logs.push(entry),
+    ...(options.profile === undefined ? {} : { profile: options.profile }),
+    ...options.proxy,
+  });
   return { emulator, proxy, client: proxy.client, logs };
 }
 
@@ -59,7 +80,13 @@ const hello: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'he
 
 // --- the corpus -------------------------------------------------------------------------------
 
-interface Case { file: string; provider: string; valid?: boolean; format: string; messages: unknown[] }
+interface Case {
+  file: string;
+  provider: string;
+  valid?: boolean;
+  format: string;
+  messages: unknown[];
+}
 const corpusDir = join(import.meta.dirname, '../fixtures/shared/corpus');
 const cases: Case[] = readdirSync(corpusDir)
   .filter((file) => file.endsWith('.json'))
@@ -70,9 +97,13 @@ const PROFILES: readonly ProfileName[] = profileNames;
 
 /** The case's own provider when the emulator plays it, else the first emulated provider that rejects it. */
 async function providerThatRejects(entry: Case): Promise<ProfileName | undefined> {
-  const order = PROFILES.includes(entry.provider as ProfileName) ? [entry.provider as ProfileName, ...PROFILES] : PROFILES;
+  const order = PROFILES.includes(entry.provider as ProfileName)
+    ? [entry.provider as ProfileName, ...PROFILES]
+    : PROFILES;
   for (const profile of order) {
-    const response = await createEmulator({ profile }).handle(new Request('http://x/v1/chat/completions', { method: 'POST', body: JSON.stringify(bodyFor(entry)) }));
+    const response = await createEmulator({ profile }).handle(
+      new Request('http://x/v1/chat/completions', { method: 'POST', body: JSON.stringify(bodyFor(entry)) }),
+    );
     if (response.status === 400 || response.status === 422) return profile;
   }
   return undefined;
@@ -80,14 +111,26 @@ async function providerThatRejects(entry: Case): Promise<ProfileName | undefined
 
 /** DeepSeek's cases are about thinking mode (reasoning_content), so they are sent with thinking on. */
 function bodyFor(entry: Case): Record<string, unknown> {
-  return { model: 'emulated-model', messages: entry.messages, ...(entry.provider === 'deepseek' ? { thinking: { type: 'enabled' } } : {}) };
+  return {
+    model: 'emulated-model',
+    messages: entry.messages,
+    ...(entry.provider === 'deepseek' ? { thinking: { type: 'enabled' } } : {}),
+  };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An upstream that answers every request with the same pairing 400, counting them: a heal that never helps. */
 async function alwaysRejecting(): Promise<{ url: string; count: () => number }> {
-  const text = JSON.stringify({ error: { message: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_x", type: 'invalid_request_error', param: 'messages', code: null } });
+  const text = JSON.stringify({
+    error: {
+      message:
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_x",
+      type: 'invalid_request_error',
+      param: 'messages',
+      code: null,
+    },
+  });
   let count = 0;
   const server = createServer((incoming, outgoing) => {
     count += 1;
@@ -107,15 +150,19 @@ async function alwaysRejecting(): Promise<{ url: string; count: () => number }> 
 function rawPost(url: string, headers: Record<string, string>, body: string): Promise<Response> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: target.hostname, port: target.port, method: 'POST', path: `${target.pathname}${target.search}`, headers }, (incoming) => {
-      const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.on('end', () => {
-        const responseHeaders = new Headers();
-        for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
-        resolve(new Response(Buffer.concat(chunks), { status: incoming.statusCode ?? 0, headers: responseHeaders }));
-      });
-    });
+    const request = httpRequest(
+      { host: target.hostname, port: target.port, method: 'POST', path: `${target.pathname}${target.search}`, headers },
+      (incoming) => {
+        const chunks: Buffer[] = [];
+        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+        incoming.on('end', () => {
+          const responseHeaders = new Headers();
+          for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2)
+            responseHeaders.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
+          resolve(new Response(Buffer.concat(chunks), { status: incoming.statusCode ?? 0, headers: responseHeaders }));
+        });
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -150,15 +197,25 @@ for (const mode of MODES) {
         if (current === undefined) stacks.set(profile, (current = await stack(mode, { profile })));
         const body = bodyFor(entry);
         const thinking = entry.provider === 'deepseek' ? { thinking: true } : {};
-        const remaining = repair(entry.messages as Message[], { profile, scope: 'request', model: 'emulated-model', ...thinking }).remaining;
+        const remaining = repair(entry.messages as Message[], {
+          profile,
+          scope: 'request',
+          model: 'emulated-model',
+          ...thinking,
+        }).remaining;
         if (remaining.length > 0) {
           // What the core will not repair without inventing content (a request ending with the
           // assistant's own answer): forwarded as it is, and the provider's own 400 reaches the client.
-          await assert.rejects(current.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming), (error: unknown) => error instanceof OpenAI.APIError && error.status === 400);
+          await assert.rejects(
+            current.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming),
+            (error: unknown) => error instanceof OpenAI.APIError && error.status === 400,
+          );
           leftToCaller.push(`${entry.file} (${profile}: ${remaining.map((violation) => violation.rule).join(', ')})`);
           continue;
         }
-        const response = await current.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+        const response = await current.client.chat.completions.create(
+          body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
+        );
         assert.equal(response.object, 'chat.completion', entry.file);
         assert.ok((current.logs.at(-1)?.rules.length ?? 0) > 0, `${entry.file}: the proxy reported no repair`);
         const sent = current.emulator.requests.at(-1);
@@ -176,14 +233,38 @@ for (const mode of MODES) {
       const { client, logs, emulator } = await stack(mode);
       const broken: OpenAI.ChatCompletionMessageParam[] = [
         { role: 'user', content: secret },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+        },
         { role: 'user', content: 'forget it' },
       ];
-      assert.equal((await client.chat.completions.create({ model: 'gpt-4o', messages: broken })).object, 'chat.completion');
+      assert.equal(
+        (await client.chat.completions.create({ model: 'gpt-4o', messages: broken })).object,
+        'chat.completion',
+      );
       assert.deepEqual(emulator.requests.at(-1)?.violations, []);
       assert.equal(logs.length, 1);
       const entry = logs[0];
-      assert.deepEqual({ method: entry?.method, path: entry?.path, status: entry?.status, rules: entry?.rules, healRetry: entry?.healRetry, outcome: entry?.outcome }, { method: 'POST', path: '/v1/chat/completions', status: 200, rules: ['tool-calls-unanswered'], healRetry: false, outcome: 'complete' });
+      assert.deepEqual(
+        {
+          method: entry?.method,
+          path: entry?.path,
+          status: entry?.status,
+          rules: entry?.rules,
+          healRetry: entry?.healRetry,
+          outcome: entry?.outcome,
+        },
+        {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          status: 200,
+          rules: ['tool-calls-unanswered'],
+          healRetry: false,
+          outcome: 'complete',
+        },
+      );
       assert.equal(typeof entry?.upstreamMs, 'number');
       assert.ok((entry?.requestBytes ?? 0) > 0);
       const line = JSON.stringify(logs);
@@ -191,7 +272,10 @@ for (const mode of MODES) {
     });
 
     test('a 400 for a pairing rule the profile missed is healed with one retry, logged and counted', async () => {
-      const { client, emulator, logs, proxy } = await stack(mode, { profile: 'moonshot', proxy: { profile: 'openai' } });
+      const { client, emulator, logs, proxy } = await stack(mode, {
+        profile: 'moonshot',
+        proxy: { profile: 'openai' },
+      });
       const call = { id: 'read:0', type: 'function' as const, function: { name: 'read', arguments: '{}' } };
       const messages: OpenAI.ChatCompletionMessageParam[] = [
         { role: 'user', content: 'read' },
@@ -202,7 +286,10 @@ for (const mode of MODES) {
         { role: 'tool', tool_call_id: 'read:0', content: 'two' },
       ];
       assert.equal((await client.chat.completions.create({ model: 'kimi-k2', messages })).object, 'chat.completion');
-      assert.deepEqual(emulator.requests.map((request) => request.status), [400, 200]);
+      assert.deepEqual(
+        emulator.requests.map((request) => request.status),
+        [400, 200],
+      );
       assert.equal(logs[0]?.healRetry, true);
       assert.equal(logs[0]?.status, 200);
       assert.match(await (await proxy.send(`${proxy.url}/metrics`)).text(), /^unstuck_proxy_heal_retries_total 1$/m);
@@ -212,12 +299,21 @@ for (const mode of MODES) {
       const upstream = await alwaysRejecting();
       const logs: ProxyLogEntry[] = [];
       const { client } = await proxyIn(mode, { upstream: upstream.url, log: (entry) => logs.push(entry) });
-      await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }, { role: 'user', content: 'hi' }] }), (error: unknown) => {
-        assert.ok(error instanceof OpenAI.APIError);
-        assert.equal(error.status, 400);
-        assert.match(error.message, /must be followed by tool messages/);
-        return true;
-      });
+      await assert.rejects(
+        client.chat.completions.create({
+          model: 'gpt-4o',
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'user', content: 'hi' },
+          ],
+        }),
+        (error: unknown) => {
+          assert.ok(error instanceof OpenAI.APIError);
+          assert.equal(error.status, 400);
+          assert.match(error.message, /must be followed by tool messages/);
+          return true;
+        },
+      );
       assert.equal(upstream.count(), 2); // the first attempt and exactly one heal
       assert.equal(logs[0]?.healRetry, true);
     });
@@ -233,11 +329,17 @@ for (const mode of MODES) {
     });
 
     test('a stream arrives piece by piece: the first piece long before the upstream finishes', async () => {
-      const { client } = await stack(mode, { script: [{ text: 'abcdefghijklmnopqrstuvwxyz0123', stream: { chunkSize: 2, delayMs: 40 } }] });
+      const { client } = await stack(mode, {
+        script: [{ text: 'abcdefghijklmnopqrstuvwxyz0123', stream: { chunkSize: 2, delayMs: 40 } }],
+      });
       const started = performance.now();
       const arrivals: number[] = [];
       let text = '';
-      for await (const chunk of await client.chat.completions.create({ model: 'gpt-4o', messages: hello, stream: true })) {
+      for await (const chunk of await client.chat.completions.create({
+        model: 'gpt-4o',
+        messages: hello,
+        stream: true,
+      })) {
         const delta = chunk.choices[0]?.delta.content;
         if (delta) {
           arrivals.push(performance.now() - started);
@@ -251,10 +353,23 @@ for (const mode of MODES) {
     });
 
     test('an upstream reset mid-stream reaches the client as an error, after the pieces sent so far, with no retry', async () => {
-      const { client, emulator, logs } = await stack(mode, { script: [{ text: 'partial answer that breaks', stream: { chunkSize: 4, delayMs: 30 }, fault: { disconnectAfterChunks: 3 } }] });
+      const { client, emulator, logs } = await stack(mode, {
+        script: [
+          {
+            text: 'partial answer that breaks',
+            stream: { chunkSize: 4, delayMs: 30 },
+            fault: { disconnectAfterChunks: 3 },
+          },
+        ],
+      });
       let text = '';
       await assert.rejects(async () => {
-        for await (const chunk of await client.chat.completions.create({ model: 'gpt-4o', messages: hello, stream: true })) text += chunk.choices[0]?.delta.content ?? '';
+        for await (const chunk of await client.chat.completions.create({
+          model: 'gpt-4o',
+          messages: hello,
+          stream: true,
+        }))
+          text += chunk.choices[0]?.delta.content ?? '';
       });
       assert.ok(text.length > 0 && text.length < 'partial answer that breaks'.length, JSON.stringify(text));
       assert.equal(emulator.requests.length, 1);
@@ -262,19 +377,30 @@ for (const mode of MODES) {
     });
 
     test('500 and 429 with Retry-After reach the client as they are, each sent upstream once', async () => {
-      const { client, emulator } = await stack(mode, { script: [{ fault: { status: 500 } }, { fault: { status: 429, retryAfter: 2 } }] });
-      await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: hello }), (error: unknown) => error instanceof OpenAI.APIError && error.status === 500);
+      const { client, emulator } = await stack(mode, {
+        script: [{ fault: { status: 500 } }, { fault: { status: 429, retryAfter: 2 } }],
+      });
+      await assert.rejects(
+        client.chat.completions.create({ model: 'gpt-4o', messages: hello }),
+        (error: unknown) => error instanceof OpenAI.APIError && error.status === 500,
+      );
       await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: hello }), (error: unknown) => {
         assert.ok(error instanceof OpenAI.APIError);
         assert.equal(error.status, 429);
         assert.equal(error.headers?.get('retry-after'), '2');
         return true;
       });
-      assert.deepEqual(emulator.requests.map((request) => request.status), [500, 429]);
+      assert.deepEqual(
+        emulator.requests.map((request) => request.status),
+        [500, 429],
+      );
     });
 
     test('a silent upstream times out with a 504 the SDK can read, without hanging', async () => {
-      const { client, logs } = await stack(mode, { script: [{ fault: { stall: 10_000 } }], proxy: { upstreamTimeoutMs: 200 } });
+      const { client, logs } = await stack(mode, {
+        script: [{ fault: { stall: 10_000 } }],
+        proxy: { upstreamTimeoutMs: 200 },
+      });
       const started = performance.now();
       await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: hello }), (error: unknown) => {
         assert.ok(error instanceof OpenAI.APIError);
@@ -287,10 +413,18 @@ for (const mode of MODES) {
     });
 
     test('an upstream that goes silent mid-stream ends the stream with an error instead of hanging', async () => {
-      const { client, logs } = await stack(mode, { script: [{ text: 'a long answer, slowly', stream: { chunkSize: 2, delayMs: 1000 } }], proxy: { upstreamTimeoutMs: 150 } });
+      const { client, logs } = await stack(mode, {
+        script: [{ text: 'a long answer, slowly', stream: { chunkSize: 2, delayMs: 1000 } }],
+        proxy: { upstreamTimeoutMs: 150 },
+      });
       const started = performance.now();
       await assert.rejects(async () => {
-        for await (const chunk of await client.chat.completions.create({ model: 'gpt-4o', messages: hello, stream: true })) void chunk;
+        for await (const chunk of await client.chat.completions.create({
+          model: 'gpt-4o',
+          messages: hello,
+          stream: true,
+        }))
+          void chunk;
       });
       assert.ok(performance.now() - started < 3000);
       assert.equal(logs.at(-1)?.outcome, 'upstream-timeout');
@@ -309,9 +443,15 @@ for (const mode of MODES) {
 
     test('a slow-reading client still gets every byte, and a fast client beside it is not held up', async () => {
       const big = 'x'.repeat(300_000);
-      const { proxy, client } = await stack(mode, { script: [{ text: big, stream: { chunkSize: 3000 } }, { text: 'quick' }] });
+      const { proxy, client } = await stack(mode, {
+        script: [{ text: big, stream: { chunkSize: 3000 } }, { text: 'quick' }],
+      });
       const slow = (async () => {
-        const response = await proxy.send(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: hello }) });
+        const response = await proxy.send(`${proxy.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: hello }),
+        });
         const reader = response.body!.getReader();
         const decoder = new TextDecoder();
         let body = '';
@@ -329,15 +469,22 @@ for (const mode of MODES) {
       let text = '';
       for (const line of body.split('\n')) {
         if (!line.startsWith('data: {')) continue;
-        text += (JSON.parse(line.slice(6)) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? '';
+        text +=
+          (JSON.parse(line.slice(6)) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? '';
       }
       assert.equal(text.length, big.length);
     });
 
     test('a client that leaves mid-stream ends the exchange: logged as client-closed', async () => {
-      const { proxy, logs } = await stack(mode, { script: [{ text: 'y'.repeat(2000), stream: { chunkSize: 10, delayMs: 10 } }] });
+      const { proxy, logs } = await stack(mode, {
+        script: [{ text: 'y'.repeat(2000), stream: { chunkSize: 10, delayMs: 10 } }],
+      });
       const controller = new AbortController();
-      const response = await proxy.send(`${proxy.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: hello }), signal: controller.signal });
+      const response = await proxy.send(`${proxy.url}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: hello }),
+        signal: controller.signal,
+      });
       const reader = response.body!.getReader();
       await reader.read();
       controller.abort();
@@ -348,15 +495,21 @@ for (const mode of MODES) {
 
     test('the body limit holds: 413 in the OpenAI shape, nothing sent upstream, the next request served', async () => {
       const { client, emulator, logs } = await stack(mode, { proxy: { maxBodyBytes: 10_000 } });
-      await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'y'.repeat(20_000) }] }), (error: unknown) => {
-        assert.ok(error instanceof OpenAI.APIError);
-        assert.equal(error.status, 413);
-        assert.equal(error.code, 'request_too_large');
-        return true;
-      });
+      await assert.rejects(
+        client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'y'.repeat(20_000) }] }),
+        (error: unknown) => {
+          assert.ok(error instanceof OpenAI.APIError);
+          assert.equal(error.status, 413);
+          assert.equal(error.code, 'request_too_large');
+          return true;
+        },
+      );
       assert.equal(emulator.requests.length, 0);
       assert.equal(logs.at(-1)?.outcome, 'too-large');
-      assert.equal((await client.chat.completions.create({ model: 'gpt-4o', messages: hello })).object, 'chat.completion');
+      assert.equal(
+        (await client.chat.completions.create({ model: 'gpt-4o', messages: hello })).object,
+        'chat.completion',
+      );
     });
 
     test('any other path is forwarded under the upstream base path: query and end-to-end headers kept, hop-by-hop dropped both ways', async () => {
@@ -367,7 +520,16 @@ for (const mode of MODES) {
         incoming.on('data', (chunk: string) => (body += chunk));
         incoming.on('end', () => {
           Object.assign(seen, { url: incoming.url, headers: incoming.headers, body });
-          outgoing.writeHead(201, { 'content-type': 'application/json', connection: 'keep-alive, x-upstream-hop', 'x-upstream-hop': 'no', 'keep-alive': 'timeout=99', 'x-request-id': 'up-1', 'set-cookie': ['a=1', 'b=2'] }).end('{"data":[]}');
+          outgoing
+            .writeHead(201, {
+              'content-type': 'application/json',
+              connection: 'keep-alive, x-upstream-hop',
+              'x-upstream-hop': 'no',
+              'keep-alive': 'timeout=99',
+              'x-request-id': 'up-1',
+              'set-cookie': ['a=1', 'b=2'],
+            })
+            .end('{"data":[]}');
         });
       });
       server.listen(0, '127.0.0.1');
@@ -376,10 +538,21 @@ for (const mode of MODES) {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       });
-      const { send, url } = await proxyIn(mode, { upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3/` });
-      const headers = { authorization: `Bearer ${KEY}`, connection: 'keep-alive, x-private', 'x-private': 'hop', 'x-title': 'cline', 'content-type': 'application/json' };
+      const { send, url } = await proxyIn(mode, {
+        upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3/`,
+      });
+      const headers = {
+        authorization: `Bearer ${KEY}`,
+        connection: 'keep-alive, x-private',
+        'x-private': 'hop',
+        'x-title': 'cline',
+        'content-type': 'application/json',
+      };
       // undici's fetch refuses a Connection header of its own, so a socket client sends this one raw.
-      const response = mode === 'in-process handler' ? await send(`${url}/v1/embeddings?limit=2`, { method: 'POST', headers, body: '{"input":"hi"}' }) : await rawPost(`${url}/v1/embeddings?limit=2`, headers, '{"input":"hi"}');
+      const response =
+        mode === 'in-process handler'
+          ? await send(`${url}/v1/embeddings?limit=2`, { method: 'POST', headers, body: '{"input":"hi"}' })
+          : await rawPost(`${url}/v1/embeddings?limit=2`, headers, '{"input":"hi"}');
       assert.equal(response.status, 201);
       assert.equal(seen.url, '/api/v3/v1/embeddings?limit=2');
       assert.equal(seen.body, '{"input":"hi"}'); // not a chat request: forwarded as it came
@@ -397,7 +570,11 @@ for (const mode of MODES) {
       const { gzipSync } = await import('node:zlib');
       const server = createServer((incoming, outgoing) => {
         incoming.resume();
-        incoming.on('end', () => outgoing.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-upstream': 'yes' }).end(gzipSync('{"compressed":true}')));
+        incoming.on('end', () =>
+          outgoing
+            .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-upstream': 'yes' })
+            .end(gzipSync('{"compressed":true}')),
+        );
       });
       server.listen(0, '127.0.0.1');
       await once(server, 'listening');
@@ -405,7 +582,9 @@ for (const mode of MODES) {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       });
-      const { send, url } = await proxyIn(mode, { upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const { send, url } = await proxyIn(mode, {
+        upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      });
       const response = await send(`${url}/v1/models`);
       assert.equal(response.headers.get('content-encoding'), null);
       assert.equal(response.headers.get('x-upstream'), 'yes');
@@ -417,8 +596,22 @@ for (const mode of MODES) {
     test('a short load burst on loopback: no errors at 16 connections for 2 s', async () => {
       const { default: autocannon } = await import('autocannon');
       const { proxy } = await stack(mode);
-      const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: 'again' }] });
-      const result = await autocannon({ url: `${proxy.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 16, duration: 2 });
+      const body = JSON.stringify({
+        model: 'gpt-4o',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'hello' },
+          { role: 'user', content: 'again' },
+        ],
+      });
+      const result = await autocannon({
+        url: `${proxy.url}/v1/chat/completions`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        connections: 16,
+        duration: 2,
+      });
       assert.equal(result.errors, 0);
       assert.equal(result.timeouts, 0);
       assert.equal(result.non2xx, 0);
@@ -430,10 +623,23 @@ for (const mode of MODES) {
       const url = new URL(proxy.url);
       const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'z'.repeat(50_000) }] });
       const status = await new Promise<number>((resolve, reject) => {
-        const request = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' } }, (response) => {
-          response.resume();
-          response.on('end', () => resolve(response.statusCode ?? 0));
-        });
+        const request = httpRequest(
+          {
+            host: url.hostname,
+            port: url.port,
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+              expect: '100-continue',
+            },
+          },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode ?? 0));
+          },
+        );
         request.on('continue', () => request.end(body));
         request.on('error', reject);
       });
@@ -445,10 +651,19 @@ for (const mode of MODES) {
       const { proxy, emulator } = await stack(mode, { proxy: { maxBodyBytes: 4096 } });
       const url = new URL(proxy.url);
       const status = await new Promise<number>((resolve, reject) => {
-        const request = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/v1/chat/completions', headers: { 'transfer-encoding': 'chunked' } }, (response) => {
-          response.resume();
-          resolve(response.statusCode ?? 0);
-        });
+        const request = httpRequest(
+          {
+            host: url.hostname,
+            port: url.port,
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: { 'transfer-encoding': 'chunked' },
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
         request.on('error', reject);
         for (let index = 0; index < 16; index += 1) request.write(Buffer.alloc(1024, 97));
         request.end();

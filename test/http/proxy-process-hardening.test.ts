@@ -19,9 +19,20 @@ after(() => misbehaving.close());
 test('the gzip answer that killed the process (Connection: close, decoding to more than the client takes at once) is relayed whole, and the process lives on', async () => {
   const proxy = await startProxyProcess(misbehaving.url);
   try {
-    for (const scenario of ['gzip-text-8m', 'gzip-text-1m', 'gzip-large-length', 'deflate-large-until-close', 'br-large-chunked', 'gzip-length-longer-than-body', 'gzip-bomb']) {
+    for (const scenario of [
+      'gzip-text-8m',
+      'gzip-text-1m',
+      'gzip-large-length',
+      'deflate-large-until-close',
+      'br-large-chunked',
+      'gzip-length-longer-than-body',
+      'gzip-bomb',
+    ]) {
       for (const slowMs of scenario === 'gzip-bomb' ? [0] : [0, 300]) {
-        const answer = await rawRequest(`${proxy.url}/v1/models?s=${scenario}`, { ...(slowMs > 0 ? { slowMs } : {}), keep: scenario !== 'gzip-bomb' });
+        const answer = await rawRequest(`${proxy.url}/v1/models?s=${scenario}`, {
+          ...(slowMs > 0 ? { slowMs } : {}),
+          keep: scenario !== 'gzip-bomb',
+        });
         assert.ok(answer.status === 200 || answer.status === 502, `${scenario}: ${answer.status}`);
         if (scenario.startsWith('gzip-text') || scenario === 'gzip-bomb') assert.equal(answer.cut, false, scenario);
         assert.equal(proxy.exited(), undefined, `the proxy died on ${scenario}: ${proxy.stderr()}`);
@@ -51,7 +62,10 @@ test('SIGTERM drains: a stream in flight ends whole, then the process exits 0 an
   });
   upstream.listen(0, '127.0.0.1');
   await once(upstream, 'listening');
-  const proxy = await startProxyProcess(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, ['--drain-timeout-ms', '5000']);
+  const proxy = await startProxyProcess(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, [
+    '--drain-timeout-ms',
+    '5000',
+  ]);
   try {
     const stream = rawRequest(`${proxy.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -61,9 +75,18 @@ test('SIGTERM drains: a stream in flight ends whole, then the process exits 0 an
     assert.match(answer.body.toString(), /data: 10\n\ndata: \[DONE\]\n\n$/);
     const { code, stderr } = await stopped;
     assert.equal(code, 0);
-    const lines = stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    assert.deepEqual(lines.find((line) => line.event === 'draining'), { event: 'draining', inFlight: 1, drainMs: 5000 });
-    assert.deepEqual(lines.find((line) => line.event === 'stopped'), { event: 'stopped', cut: 0 });
+    const lines = stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.find((line) => line.event === 'draining'),
+      { event: 'draining', inFlight: 1, drainMs: 5000 },
+    );
+    assert.deepEqual(
+      lines.find((line) => line.event === 'stopped'),
+      { event: 'stopped', cut: 0 },
+    );
   } finally {
     await proxy.stop('SIGKILL');
     upstream.closeAllConnections();
@@ -79,7 +102,10 @@ test('the process guard: an error escaping every handler is one log line, and th
     "void Promise.reject(new Error('a rejection nobody handled'));",
     "setTimeout(() => process.stdout.write('alive\\n'), 100);",
   ].join('\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];
@@ -87,20 +113,41 @@ test('the process guard: an error escaping every handler is one log line, and th
   const lines = out.trim().split('\n');
   assert.equal(lines.at(-1), 'alive');
   const entries = lines.slice(0, -1).map((line) => JSON.parse(line) as { event: string; error: string });
-  assert.deepEqual(entries.map((entry) => entry.event), ['uncaught-error', 'uncaught-error']);
-  assert.deepEqual(entries.map((entry) => entry.error).sort(), ['Error: a rejection nobody handled', 'TypeError: thrown from an event handler']);
+  assert.deepEqual(
+    entries.map((entry) => entry.event),
+    ['uncaught-error', 'uncaught-error'],
+  );
+  assert.deepEqual(entries.map((entry) => entry.error).sort(), [
+    'Error: a rejection nobody handled',
+    'TypeError: thrown from an event handler',
+  ]);
 });
 
 test('--allow-host names are served, others refused; a bad one is a usage error', async () => {
-  const proxy = await startProxyProcess(misbehaving.url, ['--allow-host', 'host.docker.internal', '--allow-host', 'proxy.lan']);
+  const proxy = await startProxyProcess(misbehaving.url, [
+    '--allow-host',
+    'host.docker.internal',
+    '--allow-host',
+    'proxy.lan',
+  ]);
   try {
-    assert.equal((await rawRequest(`${proxy.url}/healthz`, { headers: { host: 'host.docker.internal:8787' } })).status, 200);
+    assert.equal(
+      (await rawRequest(`${proxy.url}/healthz`, { headers: { host: 'host.docker.internal:8787' } })).status,
+      200,
+    );
     assert.equal((await rawRequest(`${proxy.url}/healthz`, { headers: { host: 'proxy.lan' } })).status, 200);
-    assert.equal((await rawRequest(`${proxy.url}/metrics`, { headers: { host: 'rebind.attacker.example' } })).status, 421);
+    assert.equal(
+      (await rawRequest(`${proxy.url}/metrics`, { headers: { host: 'rebind.attacker.example' } })).status,
+      421,
+    );
   } finally {
     await proxy.stop();
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'proxy', '--upstream', misbehaving.url, '--allow-host', 'http://x/'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'proxy', '--upstream', misbehaving.url, '--allow-host', 'http://x/'],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];

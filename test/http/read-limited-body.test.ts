@@ -24,7 +24,13 @@ test('a body over the limit stops at the chunk that passes it and cancels the re
   let cancelled = false;
   const pulled: number[] = [];
   const chunks = [4, 4, 4, 4];
-  const read = await readLimitedBody(streamOf(chunks.map((size, index) => (pulled.push(index), size)), () => (cancelled = true)), 6);
+  const read = await readLimitedBody(
+    streamOf(
+      chunks.map((size, index) => (pulled.push(index), size)),
+      () => (cancelled = true),
+    ),
+    6,
+  );
   assert.deepEqual(read, { ok: false, size: 8 });
   assert.equal(cancelled, true);
 });

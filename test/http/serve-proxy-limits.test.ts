@@ -4,8 +4,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { createNodeFetch, createProxyHandler, serveProxy } from '../../src/http/index.js';
 import type { ServeOptions } from '../../src/http/index.js';
+import { createNodeFetch, createProxyHandler, serveProxy } from '../../src/http/index.js';
 import { rawRequest } from './support/raw-client.js';
 
 /**
@@ -41,12 +41,18 @@ after(() => upstream.close());
 
 async function proxy(carrier: string, options: ServeOptions = {}) {
   const nodeFetch = createNodeFetch();
-  const handler = createProxyHandler({ upstream: upstreamUrl, fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init) });
+  const handler = createProxyHandler({
+    upstream: upstreamUrl,
+    fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
+  });
   return serveProxy(handler, { port: 0, ...options });
 }
 
 /** Opens a raw connection and writes `text`; resolves when the proxy closes it, with what it answered and after how long. */
-function rawConnection(port: number, text: string): { socket: Socket; closed: Promise<{ answer: string; ms: number }> } {
+function rawConnection(
+  port: number,
+  text: string,
+): { socket: Socket; closed: Promise<{ answer: string; ms: number }> } {
   const started = performance.now();
   const socket = connect(port, '127.0.0.1');
   socket.write(text);
@@ -54,7 +60,9 @@ function rawConnection(port: number, text: string): { socket: Socket; closed: Pr
   socket.setEncoding('utf8');
   socket.on('data', (chunk: string) => (answer += chunk));
   socket.on('error', () => undefined);
-  const closed = new Promise<{ answer: string; ms: number }>((resolve) => socket.once('close', () => resolve({ answer, ms: performance.now() - started })));
+  const closed = new Promise<{ answer: string; ms: number }>((resolve) =>
+    socket.once('close', () => resolve({ answer, ms: performance.now() - started })),
+  );
   return { socket, closed };
 }
 
@@ -64,15 +72,33 @@ for (const carrier of ['native server', 'generic server'] as const) {
       const server = await proxy(carrier, { allowHosts: ['proxy.internal'] });
       try {
         const port = new URL(server.url).port;
-        for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST.', `[::1]:${port}`, '127.8.9.10', 'proxy.internal', `proxy.internal:${port}`]) {
+        for (const host of [
+          `127.0.0.1:${port}`,
+          `localhost:${port}`,
+          'LOCALHOST.',
+          `[::1]:${port}`,
+          '127.8.9.10',
+          'proxy.internal',
+          `proxy.internal:${port}`,
+        ]) {
           const answer = await rawRequest(`${server.url}/v1/models`, { headers: { host } });
           assert.equal(answer.status, 200, host);
         }
-        for (const host of [`attacker.example:${port}`, 'localhost.attacker.example', '127.0.0.1.nip.io', `192.168.1.20:${port}`, 'proxy.internal:x', '[::1]x']) {
+        for (const host of [
+          `attacker.example:${port}`,
+          'localhost.attacker.example',
+          '127.0.0.1.nip.io',
+          `192.168.1.20:${port}`,
+          'proxy.internal:x',
+          '[::1]x',
+        ]) {
           for (const path of ['/v1/models', '/metrics', '/healthz']) {
             const answer = await rawRequest(`${server.url}${path}`, { headers: { host } });
             assert.equal(answer.status, 421, `${host} ${path}`);
-            assert.equal((JSON.parse(answer.body.toString()) as { error: { code: string } }).error.code, 'host_not_allowed');
+            assert.equal(
+              (JSON.parse(answer.body.toString()) as { error: { code: string } }).error.code,
+              'host_not_allowed',
+            );
           }
         }
       } finally {
@@ -86,7 +112,10 @@ for (const carrier of ['native server', 'generic server'] as const) {
         const port = Number(new URL(server.url).port);
         const slowloris = rawConnection(port, 'GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\n');
         const trickle = setInterval(() => slowloris.socket.write('x-more: 1\r\n'), 100);
-        const endless = rawConnection(port, 'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+        const endless = rawConnection(
+          port,
+          'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+        );
         const drip = setInterval(() => endless.socket.write('1\r\n \r\n'), 50);
         try {
           const [headers, body] = await Promise.all([slowloris.closed, endless.closed]);
@@ -124,13 +153,20 @@ for (const carrier of ['native server', 'generic server'] as const) {
 
     test('a body over the limit sent at full speed: the client reads its 413 every time; one that never ends is closed soon after', async () => {
       const nodeFetch = createNodeFetch();
-      const handler = createProxyHandler({ upstream: upstreamUrl, maxBodyBytes: 1024 * 1024, fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init) });
+      const handler = createProxyHandler({
+        upstream: upstreamUrl,
+        maxBodyBytes: 1024 * 1024,
+        fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
+      });
       const server = await serveProxy(handler, { port: 0 });
       try {
         const port = Number(new URL(server.url).port);
         const block = `${(256 * 1024).toString(16)}\r\n${'a'.repeat(256 * 1024)}\r\n`;
         const upload = (blocks: number): Promise<{ answer: string; ms: number }> => {
-          const connection = rawConnection(port, 'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+          const connection = rawConnection(
+            port,
+            'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+          );
           let sent = 0;
           const more = (): void => {
             while (sent < blocks && !connection.socket.destroyed) {

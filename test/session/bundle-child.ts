@@ -8,6 +8,14 @@ import { build } from 'esbuild';
  */
 export async function bundleChild(name: string, directory: string): Promise<string> {
   const outfile = join(directory, name.replace(/\.ts$/, '.mjs'));
-  await build({ entryPoints: [fileURLToPath(new URL(`./${name}`, import.meta.url))], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'silent' });
+  await build({
+    entryPoints: [fileURLToPath(new URL(`./${name}`, import.meta.url))],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    logLevel: 'silent',
+  });
   return outfile;
 }

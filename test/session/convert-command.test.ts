@@ -22,7 +22,10 @@ function captureIo(cwd: string, stdin = ''): Io & { out: () => string; err: () =
   };
 }
 
-const messages = asJson([...toolLoopSession(3), { role: 'tool', tool_call_id: 'x', content: DUMPED_WITH_LINE_NUMBERS }]);
+const messages = asJson([
+  ...toolLoopSession(3),
+  { role: 'tool', tool_call_id: 'x', content: DUMPED_WITH_LINE_NUMBERS },
+]);
 
 describe('unstuck convert', () => {
   it('converts .json -> .md -> .jsonl -> .json without losing a byte of any message', async () => {
@@ -30,14 +33,23 @@ describe('unstuck convert', () => {
     try {
       const json = join(directory.path, 'history.json');
       await writeFile(json, JSON.stringify(messages));
-      const steps: [string, string][] = [[json, join(directory.path, 'session.md')], [join(directory.path, 'session.md'), join(directory.path, 'journal.jsonl')], [join(directory.path, 'journal.jsonl'), join(directory.path, 'back.json')]];
+      const steps: [string, string][] = [
+        [json, join(directory.path, 'session.md')],
+        [join(directory.path, 'session.md'), join(directory.path, 'journal.jsonl')],
+        [join(directory.path, 'journal.jsonl'), join(directory.path, 'back.json')],
+      ];
       for (const [input, output] of steps) {
         const io = captureIo(directory.path);
         assert.equal(await run(['convert', input, output], io), 0, io.err());
         assert.match(io.err(), new RegExp(`${messages.length} messages written`));
       }
       assert.deepEqual(JSON.parse(await readFile(join(directory.path, 'back.json'), 'utf8')), messages);
-      assert.deepEqual((await readdir(directory.path)).sort(), ['back.json', 'history.json', 'journal.jsonl', 'session.md']);
+      assert.deepEqual((await readdir(directory.path)).sort(), [
+        'back.json',
+        'history.json',
+        'journal.jsonl',
+        'session.md',
+      ]);
     } finally {
       await directory.dispose();
     }
@@ -60,17 +72,30 @@ describe('unstuck convert', () => {
   it('reads a transcript from stdin with --from md', async () => {
     const io = captureIo('/', formatTranscript(messages));
     assert.equal(await run(['convert', '-', '-', '--from', 'md', '--to', 'jsonl'], io), 0, io.err());
-    assert.deepEqual(io.out().trim().split('\n').map((line) => JSON.parse(line)), messages);
+    assert.deepEqual(
+      io
+        .out()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+      messages,
+    );
   });
 
   it('lists what a damaged input lost, converts the rest, and exits 1', async () => {
     const directory = await temporaryDirectory();
     try {
       const damaged = join(directory.path, 'damaged.jsonl');
-      await writeFile(damaged, '{"role":"user","content":"kept"}\n{"role":"assis\n{"role":"assistant","content":"also kept"}\n');
+      await writeFile(
+        damaged,
+        '{"role":"user","content":"kept"}\n{"role":"assis\n{"role":"assistant","content":"also kept"}\n',
+      );
       const io = captureIo(directory.path);
       assert.equal(await run(['convert', damaged, '-'], io), 1);
-      assert.deepEqual(JSON.parse(io.out()), [{ role: 'user', content: 'kept' }, { role: 'assistant', content: 'also kept' }]);
+      assert.deepEqual(JSON.parse(io.out()), [
+        { role: 'user', content: 'kept' },
+        { role: 'assistant', content: 'also kept' },
+      ]);
       assert.match(io.err(), /^unstuck convert: .*damaged\.jsonl:2: corrupt line/);
     } finally {
       await directory.dispose();
@@ -78,7 +103,12 @@ describe('unstuck convert', () => {
   });
 
   it('refuses bad usage with one line and exit 2', async () => {
-    for (const argv of [['convert', 'only-one.json'], ['convert', 'a.json', 'b.txt'], ['convert', 'a.json', '-', '--to', 'yaml'], ['convert', '/nonexistent/a.json', '-']]) {
+    for (const argv of [
+      ['convert', 'only-one.json'],
+      ['convert', 'a.json', 'b.txt'],
+      ['convert', 'a.json', '-', '--to', 'yaml'],
+      ['convert', '/nonexistent/a.json', '-'],
+    ]) {
       const io = captureIo('/');
       assert.equal(await run(argv, io), 2, argv.join(' '));
       assert.equal(io.err().trim().split('\n').length, 1, io.err());

@@ -6,7 +6,8 @@ import { createJournalStore, createTranscriptStore } from '../../src/session/ind
 import { journalLine, sessionVersion } from './crash-versions.js';
 
 const [mode, path, first] = process.argv.slice(2);
-if (mode === undefined || path === undefined || first === undefined) throw new Error('usage: crash-child MODE PATH FIRST');
+if (mode === undefined || path === undefined || first === undefined)
+  throw new Error('usage: crash-child MODE PATH FIRST');
 const store = mode.startsWith('journal')
   ? createJournalStore(path, { lockTimeoutMs: 10_000 })
   : createTranscriptStore(path, { segmentMessages: mode === 'segments' ? 4 : 1000, lockTimeoutMs: 10_000 });

@@ -11,9 +11,18 @@ export function sessionVersion(version: number): Message[] {
     const filler = 'x'.repeat((version * 31 + index * 17) % 400);
     // Every fifth version carries one large message, so saves take long enough to be hit midway.
     const large = version % 5 === 0 && index === 0 ? `\n${'<!-- nf-msg AAAA -->\n'.repeat(4000)}` : '';
-    messages.push(index % 2 === 0
-      ? { role: 'user', content: `v${version} m${index} ${filler}${large}` }
-      : { role: 'assistant', content: null, reasoning_content: `v${version}`, tool_calls: [{ id: `c${version}_${index}`, type: 'function', function: { name: 'f', arguments: `{"v":${version}}` } }] });
+    messages.push(
+      index % 2 === 0
+        ? { role: 'user', content: `v${version} m${index} ${filler}${large}` }
+        : {
+            role: 'assistant',
+            content: null,
+            reasoning_content: `v${version}`,
+            tool_calls: [
+              { id: `c${version}_${index}`, type: 'function', function: { name: 'f', arguments: `{"v":${version}}` } },
+            ],
+          },
+    );
   }
   return messages;
 }

@@ -4,13 +4,13 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import type { SessionStore } from '../../src/session/index.js';
 import { createJournalStore, createTranscriptStore } from '../../src/session/index.js';
+import { seededRandom } from '../support/random.js';
 import { bundleChild } from './bundle-child.js';
 import { journalLine, sessionVersion } from './crash-versions.js';
 import { asJson, temporaryDirectory } from './helpers.js';
-import { seededRandom } from '../support/random.js';
-import { isDeepStrictEqual } from 'node:util';
 
 /**
  * Kills a saving process at random moments, 200+ times in all, and after every kill loads the
@@ -33,9 +33,10 @@ after(async () => {
 });
 
 function openStore(mode: Mode, path: string): SessionStore {
-  return mode.startsWith('journal') ? createJournalStore(path) : createTranscriptStore(path, { segmentMessages: mode === 'segments' ? 4 : 1000 });
+  return mode.startsWith('journal')
+    ? createJournalStore(path)
+    : createTranscriptStore(path, { segmentMessages: mode === 'segments' ? 4 : 1000 });
 }
-
 
 /** Starts a writer at `first`, waits for its first finished save, then kills it after `delayMs`. Returns the last save it reported. */
 async function killMidway(mode: Mode, path: string, first: number, delayMs: number, trace: Trace): Promise<number> {
@@ -60,7 +61,10 @@ async function killMidway(mode: Mode, path: string, first: number, delayMs: numb
   const started = Date.now();
   await firstSave;
   if (process_.pid === undefined) await closed; // failed to start: `closed` rejects with the reason
-  assert.ok(Date.now() - started < 20_000, `the writer took ${Date.now() - started} ms to its first save: ${errors.slice(0, 800)}`);
+  assert.ok(
+    Date.now() - started < 20_000,
+    `the writer took ${Date.now() - started} ms to its first save: ${errors.slice(0, 800)}`,
+  );
   await sleep(delayMs);
   trace.killedAfterMs = Date.now() - started;
   process_.kill('SIGKILL');
@@ -68,7 +72,10 @@ async function killMidway(mode: Mode, path: string, first: number, delayMs: numb
   trace.writerOutput = output.slice(-200);
   trace.writerErrors = errors.slice(0, 800);
   assert.equal(code, null, `the writer was killed, not ended: ${errors.slice(0, 800)}`);
-  const reported = output.split('\n').filter((line) => line !== '').map(Number);
+  const reported = output
+    .split('\n')
+    .filter((line) => line !== '')
+    .map(Number);
   assert.ok(reported.length > 0, 'the writer finished at least one save before the kill');
   return reported.at(-1)!;
 }
@@ -97,20 +104,40 @@ async function crashRun(mode: Mode, seed: number): Promise<void> {
     let first = 1;
     for (let kill = 0; kill < KILLS[mode]; kill += 1) {
       const delayMs = next() * 12;
-      Object.assign(trace, { kill, first, delayMs, killedAfterMs: undefined, writerOutput: undefined, writerErrors: undefined, loaded: undefined });
+      Object.assign(trace, {
+        kill,
+        first,
+        delayMs,
+        killedAfterMs: undefined,
+        writerOutput: undefined,
+        writerErrors: undefined,
+        loaded: undefined,
+      });
       const reported = await killMidway(mode, path, first, delayMs, trace);
       const loaded = await openStore(mode, path).load();
       trace.loaded = `${loaded.messages.length} messages, problems ${JSON.stringify(loaded.problems).slice(0, 600)}`;
       if (mode === 'journal-append') {
         // Every acknowledged line is there, in order; at most the line in flight is torn.
         const count = loaded.messages.length;
-        assert.ok(count === reported + 1 || count === reported + 2, `kill ${kill}: ${count} lines after acknowledging ${reported}`);
-        assert.deepEqual(loaded.messages, asJson(Array.from({ length: count }, (_unused, index) => journalLine(index))), `kill ${kill}`);
-        assert.ok(loaded.problems.length <= 1 && loaded.problems.every((problem) => /cut short/.test(problem.why)), JSON.stringify(loaded.problems));
+        assert.ok(
+          count === reported + 1 || count === reported + 2,
+          `kill ${kill}: ${count} lines after acknowledging ${reported}`,
+        );
+        assert.deepEqual(
+          loaded.messages,
+          asJson(Array.from({ length: count }, (_unused, index) => journalLine(index))),
+          `kill ${kill}`,
+        );
+        assert.ok(
+          loaded.problems.length <= 1 && loaded.problems.every((problem) => /cut short/.test(problem.why)),
+          JSON.stringify(loaded.problems),
+        );
         first = count;
       } else {
         assert.deepEqual(loaded.problems, [], `kill ${kill}: the session loads without problems`);
-        const version = [reported, reported + 1].find((candidate) => isDeepStrictEqual(loaded.messages, asJson(sessionVersion(candidate))));
+        const version = [reported, reported + 1].find((candidate) =>
+          isDeepStrictEqual(loaded.messages, asJson(sessionVersion(candidate))),
+        );
         assert.ok(version !== undefined, `kill ${kill}: the session is save ${reported} or ${reported + 1}, whole`);
         first = reported + 2;
       }
@@ -124,7 +151,8 @@ async function crashRun(mode: Mode, seed: number): Promise<void> {
     assert.deepEqual(left, [mode.startsWith('journal') ? 'session.jsonl' : 'session.md']);
   } catch (error) {
     // Name the mode and everything needed to replay the kill: four runs share one test.
-    (error as Error).message = `${mode} (seed ${seed}): ${(error as Error).message}\n${await describeFailure(directory.path, path, trace)}`;
+    (error as Error).message =
+      `${mode} (seed ${seed}): ${(error as Error).message}\n${await describeFailure(directory.path, path, trace)}`;
     throw error;
   } finally {
     await directory.dispose();
@@ -136,7 +164,10 @@ async function describeFailure(directory: string, path: string, trace: Trace): P
   const files: string[] = [];
   for (const name of await readdir(directory).catch(() => [] as string[])) {
     const info = await stat(join(directory, name)).catch(() => undefined);
-    const lock = name.endsWith('.lock') || name.endsWith('.break') ? ` ${JSON.stringify(await readFile(join(directory, name), 'utf8').catch(() => '?'))}` : '';
+    const lock =
+      name.endsWith('.lock') || name.endsWith('.break')
+        ? ` ${JSON.stringify(await readFile(join(directory, name), 'utf8').catch(() => '?'))}`
+        : '';
     files.push(`${name} (${info?.size ?? '?'} bytes, mtime ${info?.mtime.toISOString() ?? '?'})${lock}`);
   }
   const bytes = await readFile(path).catch(() => Buffer.alloc(0));
@@ -146,7 +177,6 @@ async function describeFailure(directory: string, path: string, trace: Trace): P
     `session file tail (${bytes.length} bytes): ${JSON.stringify(bytes.subarray(Math.max(0, bytes.length - 400)).toString('utf8'))}`,
   ].join('\n');
 }
-
 
 describe('a writer killed at random moments', () => {
   it(`leaves the old session or the new one, whole (${Object.values(KILLS).reduce((sum, count) => sum + count, 0)} kills)`, async () => {

@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { PostgresServer } from '../support/postgres-server.js';
 import { postgresSkipReason, startPostgres } from '../support/postgres-server.js';
@@ -13,12 +13,19 @@ import { temporaryDirectory } from './helpers.js';
  * in this repository's node_modules. `dispose` removes it.
  */
 export async function bundleDatabaseChild(name: string): Promise<{ path: string; dispose(): Promise<void> }> {
-  const directory = fileURLToPath(new URL(`../../node_modules/.cache/unstuck-db-children/${process.pid}/`, import.meta.url));
+  const directory = fileURLToPath(
+    new URL(`../../node_modules/.cache/unstuck-db-children/${process.pid}/`, import.meta.url),
+  );
   await mkdir(directory, { recursive: true });
   const outfile = join(directory, name.replace(/\.ts$/, '.mjs'));
   await build({
     entryPoints: [fileURLToPath(new URL(`./${name}`, import.meta.url))],
-    bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'silent',
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    logLevel: 'silent',
     external: ['better-sqlite3', 'pg'],
   });
   return { path: outfile, dispose: () => rm(directory, { recursive: true, force: true }) };

@@ -38,18 +38,36 @@ async function cli(argv: string[], extraEnv: Record<string, string> = {}) {
 }
 
 /** A history with a tool call whose result is missing: check says so, fix answers it. */
-const broken = asJson([...toolLoopSession(2), { role: 'assistant', content: null, tool_calls: [{ id: 'call_lost', type: 'function', function: { name: 'read_file', arguments: '{}' } }] }, { role: 'user', content: 'and now?' }]);
+const broken = asJson([
+  ...toolLoopSession(2),
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_lost', type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+  },
+  { role: 'user', content: 'and now?' },
+]);
 
 describe('unstuck convert, check and fix on database URLs', () => {
-  it('converts a file to a SQLite session, to PostgreSQL and back to a file without losing a byte', { skip: skipPostgres }, async () => {
+  it('converts a file to a SQLite session, to PostgreSQL and back to a file without losing a byte', {
+    skip: skipPostgres,
+  }, async () => {
     const messages = asJson(toolLoopSession(4));
     await writeFile(join(directory.path, 'history.json'), JSON.stringify(messages));
     const file = (name: string) => join(directory.path, name);
-    const steps: [string, string][] = [[file('history.json'), 'sqlite:sessions.db#copy'], ['sqlite:sessions.db#copy', `${postgres}#copy`], [`${postgres}#copy`, file('back.jsonl')], [file('back.jsonl'), file('back.json')]];
+    const steps: [string, string][] = [
+      [file('history.json'), 'sqlite:sessions.db#copy'],
+      ['sqlite:sessions.db#copy', `${postgres}#copy`],
+      [`${postgres}#copy`, file('back.jsonl')],
+      [file('back.jsonl'), file('back.json')],
+    ];
     for (const [input, output] of steps) {
       const result = await cli(['convert', input, output]);
       assert.equal(result.code, 0, result.err);
-      assert.equal(result.err, `unstuck convert: ${messages.length} messages written to ${output} (${output.endsWith('.jsonl') ? 'jsonl' : 'json'})\n`);
+      assert.equal(
+        result.err,
+        `unstuck convert: ${messages.length} messages written to ${output} (${output.endsWith('.jsonl') ? 'jsonl' : 'json'})\n`,
+      );
     }
     assert.deepEqual(JSON.parse(await readFile(join(directory.path, 'back.json'), 'utf8')), messages);
   });
@@ -64,8 +82,14 @@ describe('unstuck convert, check and fix on database URLs', () => {
     assert.match(checked.out, /call_lost/);
     const fixed = await cli(['fix', '--write', 'sqlite:fix.db#work']);
     assert.equal(fixed.code, 0, fixed.err);
-    assert.match(fixed.err, /^sqlite:fix\.db#work: \d+ changes?, written \(original kept as sqlite:fix\.db#work\.bak\)/);
-    assert.equal((await cli(['check', 'sqlite:fix.db#work'])).out, 'sqlite:fix.db#work: valid for openai (12 messages)\n');
+    assert.match(
+      fixed.err,
+      /^sqlite:fix\.db#work: \d+ changes?, written \(original kept as sqlite:fix\.db#work\.bak\)/,
+    );
+    assert.equal(
+      (await cli(['check', 'sqlite:fix.db#work'])).out,
+      'sqlite:fix.db#work: valid for openai (12 messages)\n',
+    );
     const backup = await cli(['convert', 'sqlite:fix.db#work.bak', '-']);
     assert.deepEqual(JSON.parse(backup.out), broken);
   });
@@ -86,11 +110,14 @@ describe('unstuck convert, check and fix on database URLs', () => {
     await store.save(toolLoopSession(1));
     await store.close();
     const database = new Database(path);
-    database.prepare("UPDATE unstuck_messages SET body = '{\"role\":' WHERE position = 2").run();
+    database.prepare('UPDATE unstuck_messages SET body = \'{"role":\' WHERE position = 2').run();
     database.close();
     const result = await cli(['check', 'sqlite:damaged.db#s']);
     assert.equal(result.code, 1);
-    assert.match(result.out, /^sqlite:damaged\.db#s: \d+ problems? for openai \(4 messages\)\n {2}sqlite:.*damaged\.db#s {2}damaged: the message at position 2 does not decode \(not JSON: .*\): it was left out\n/);
+    assert.match(
+      result.out,
+      /^sqlite:damaged\.db#s: \d+ problems? for openai \(4 messages\)\n {2}sqlite:.*damaged\.db#s {2}damaged: the message at position 2 does not decode \(not JSON: .*\): it was left out\n/,
+    );
   });
 
   it('bad URLs and databases are one line each, exit 2, and write nothing', async () => {
@@ -98,12 +125,34 @@ describe('unstuck convert, check and fix on database URLs', () => {
     const port = await freePort();
     const cases: [string[], RegExp][] = [
       [['check', 'sqlite:fix.db'], /^unstuck check: sqlite:fix\.db: name the session: sqlite:fix\.db#SESSION-ID\n$/],
-      [['check', 'sqlite:fix.db#has space'], /^unstuck check: sqlite:fix\.db: '#has space' is not a session id: write sqlite:fix\.db#SESSION-ID \(no spaces\)\n$/],
-      [['check', 'postgres://me:hunter2@127.0.0.1:5432/db#s'], /^unstuck check: postgres:\/\/me@127\.0\.0\.1:5432\/db: put the PostgreSQL password in PGPASSWORD \(or ~\/\.pgpass\), not in the URL: the URL is printed and stays in the shell history\n$/],
-      [['check', 'postgres://me@127.0.0.1:5432/db?sslmode=disable&password=hunter2#s'], /^unstuck check: postgres:\/\/me@127\.0\.0\.1:5432\/db: put the PostgreSQL password in PGPASSWORD/],
-      [['check', `postgres://me@127.0.0.1:${port}/db#s`], new RegExp(`^unstuck check: postgres://me@127\\.0\\.0\\.1:${port}/db#s: cannot reach the PostgreSQL server: ECONNREFUSED\\n$`)],
-      [['convert', join(directory.path, 'history.json'), `postgres://me@127.0.0.1:${port}/db#s`], new RegExp(`^unstuck convert: postgres://me@127\\.0\\.0\\.1:${port}/db#s: cannot reach the PostgreSQL server: ECONNREFUSED\\n$`)],
-      [['convert', join(directory.path, 'history.json'), 'sqlite:history.json#s'], /^unstuck convert: sqlite:.*history\.json#s: cannot use the SQLite database: file is not a database\n$/],
+      [
+        ['check', 'sqlite:fix.db#has space'],
+        /^unstuck check: sqlite:fix\.db: '#has space' is not a session id: write sqlite:fix\.db#SESSION-ID \(no spaces\)\n$/,
+      ],
+      [
+        ['check', 'postgres://me:hunter2@127.0.0.1:5432/db#s'],
+        /^unstuck check: postgres:\/\/me@127\.0\.0\.1:5432\/db: put the PostgreSQL password in PGPASSWORD \(or ~\/\.pgpass\), not in the URL: the URL is printed and stays in the shell history\n$/,
+      ],
+      [
+        ['check', 'postgres://me@127.0.0.1:5432/db?sslmode=disable&password=hunter2#s'],
+        /^unstuck check: postgres:\/\/me@127\.0\.0\.1:5432\/db: put the PostgreSQL password in PGPASSWORD/,
+      ],
+      [
+        ['check', `postgres://me@127.0.0.1:${port}/db#s`],
+        new RegExp(
+          `^unstuck check: postgres://me@127\\.0\\.0\\.1:${port}/db#s: cannot reach the PostgreSQL server: ECONNREFUSED\\n$`,
+        ),
+      ],
+      [
+        ['convert', join(directory.path, 'history.json'), `postgres://me@127.0.0.1:${port}/db#s`],
+        new RegExp(
+          `^unstuck convert: postgres://me@127\\.0\\.0\\.1:${port}/db#s: cannot reach the PostgreSQL server: ECONNREFUSED\\n$`,
+        ),
+      ],
+      [
+        ['convert', join(directory.path, 'history.json'), 'sqlite:history.json#s'],
+        /^unstuck convert: sqlite:.*history\.json#s: cannot use the SQLite database: file is not a database\n$/,
+      ],
     ];
     for (const [argv, pattern] of cases) {
       const result = await cli(argv);
@@ -117,7 +166,10 @@ describe('unstuck convert, check and fix on database URLs', () => {
   it('a wrong PGPASSWORD and a schema from a newer unstuck are one line each', { skip: skipPostgres }, async () => {
     const wrong = await cli(['check', `${postgres}#s`], { PGPASSWORD: 'not-it' });
     assert.equal(wrong.code, 2);
-    assert.match(wrong.err, /^unstuck check: postgres:\/\/unstuck@127\.0\.0\.1:\d+\/postgres#s: the PostgreSQL server refused the login: password authentication failed for user "unstuck"\n$/);
+    assert.match(
+      wrong.err,
+      /^unstuck check: postgres:\/\/unstuck@127\.0\.0\.1:\d+\/postgres#s: the PostgreSQL server refused the login: password authentication failed for user "unstuck"\n$/,
+    );
     const path = join(directory.path, 'newer.db');
     const store = createSqliteStore(path, { session: 's' });
     await store.save([{ role: 'user', content: 'hello' }]);
@@ -127,9 +179,14 @@ describe('unstuck convert, check and fix on database URLs', () => {
     database.close();
     const newer = await cli(['convert', join(directory.path, 'history.json'), 'sqlite:newer.db#s']);
     assert.equal(newer.code, 2);
-    assert.match(newer.err, /^unstuck convert: sqlite:.*newer\.db#s: the database holds session schema version 2, newer than this unstuck knows \(1\): upgrade unstuck; nothing was changed\n$/);
+    assert.match(
+      newer.err,
+      /^unstuck convert: sqlite:.*newer\.db#s: the database holds session schema version 2, newer than this unstuck knows \(1\): upgrade unstuck; nothing was changed\n$/,
+    );
     const reopened = new Database(path);
-    assert.deepEqual(reopened.prepare('SELECT body FROM unstuck_messages').all(), [{ body: '{"role":"user","content":"hello"}' }]);
+    assert.deepEqual(reopened.prepare('SELECT body FROM unstuck_messages').all(), [
+      { body: '{"role":"user","content":"hello"}' },
+    ]);
     reopened.close();
   });
 });

@@ -37,23 +37,37 @@ function openStore(kind: DatabaseKind, target: string, session: string): Session
  * load before it would see the write before and a load after it the write in flight. The test
  * waits, so that the next writer starts from what is final.
  */
-export function postgresCrashTarget(url: string, query: (text: string) => Promise<{ rows: { n: number }[] }>): { target: string; settle(): Promise<void> } {
+export function postgresCrashTarget(
+  url: string,
+  query: (text: string) => Promise<{ rows: { n: number }[] }>,
+): { target: string; settle(): Promise<void> } {
   const name = `unstuck-crash-${process.pid}`;
   const target = `${url}${url.includes('?') ? '&' : '?'}application_name=${name}`;
   return {
     target,
     settle: async () => {
       for (let attempt = 0; attempt < 500; attempt += 1) {
-        const { rows } = await query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = '${name}'`);
+        const { rows } = await query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = '${name}'`,
+        );
         if (rows[0]?.n === 0) return;
         await sleep(5);
       }
-      throw new Error('the dead writer\'s backend did not end within 2.5 s');
+      throw new Error("the dead writer's backend did not end within 2.5 s");
     },
   };
 }
 
-export async function databaseCrashRun(options: { child: string; kind: DatabaseKind; mode: CrashMode; target: string; session: string; kills: number; seed: number; settle?: () => Promise<void> }): Promise<CrashReport> {
+export async function databaseCrashRun(options: {
+  child: string;
+  kind: DatabaseKind;
+  mode: CrashMode;
+  target: string;
+  session: string;
+  kills: number;
+  seed: number;
+  settle?: () => Promise<void>;
+}): Promise<CrashReport> {
   const { child, kind, mode, target, session, kills, seed } = options;
   const next = seededRandom(seed);
   const started = Date.now();
@@ -73,13 +87,25 @@ export async function databaseCrashRun(options: { child: string; kind: DatabaseK
       assert.deepEqual(loaded.problems, [], `${kind} ${mode} kill ${kill}: loads without problems`);
       if (mode === 'append') {
         const count = loaded.messages.length;
-        assert.ok(count === reported + 1 || count === reported + 2, `${kind} kill ${kill}: ${count} messages after acknowledging ${reported}`);
-        assert.deepEqual(loaded.messages, asJson(Array.from({ length: count }, (_unused, index) => journalLine(index))), `${kind} kill ${kill}: every message in order`);
+        assert.ok(
+          count === reported + 1 || count === reported + 2,
+          `${kind} kill ${kill}: ${count} messages after acknowledging ${reported}`,
+        );
+        assert.deepEqual(
+          loaded.messages,
+          asJson(Array.from({ length: count }, (_unused, index) => journalLine(index))),
+          `${kind} kill ${kill}: every message in order`,
+        );
         if (count === reported + 2) inFlight += 1;
         first = count;
       } else {
-        const version = [reported, reported + 1].find((candidate) => isDeepStrictEqual(loaded.messages, asJson(sessionVersion(candidate))));
-        assert.ok(version !== undefined, `${kind} kill ${kill}: the session is save ${reported} or ${reported + 1}, whole (found ${loaded.messages.length} messages)`);
+        const version = [reported, reported + 1].find((candidate) =>
+          isDeepStrictEqual(loaded.messages, asJson(sessionVersion(candidate))),
+        );
+        assert.ok(
+          version !== undefined,
+          `${kind} kill ${kill}: the session is save ${reported} or ${reported + 1}, whole (found ${loaded.messages.length} messages)`,
+        );
         if (version === reported + 1) inFlight += 1;
         first = reported + 2;
       }
@@ -112,7 +138,10 @@ async function killMidway(args: string[], delayMs: number): Promise<number> {
   writer.kill('SIGKILL');
   const code = await closed;
   assert.equal(code, null, `the writer was killed, not ended: ${errors.slice(0, 800)}`);
-  const reported = output.split('\n').filter((line) => line !== '').map(Number);
+  const reported = output
+    .split('\n')
+    .filter((line) => line !== '')
+    .map(Number);
   assert.ok(reported.length > 0, `the writer acknowledged a write before the kill: ${errors.slice(0, 800)}`);
   return reported.at(-1)!;
 }

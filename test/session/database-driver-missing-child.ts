@@ -7,7 +7,10 @@ import { createMemoryStore, createPostgresStore, createSqliteStore } from '../..
 
 const lines: string[] = [];
 await createMemoryStore().save([{ role: 'user', content: 'the rest of the package works' }]);
-for (const store of [createSqliteStore('/nonexistent/sessions.db'), createPostgresStore('postgres://me@127.0.0.1:1/db')]) {
+for (const store of [
+  createSqliteStore('/nonexistent/sessions.db'),
+  createPostgresStore('postgres://me@127.0.0.1:1/db'),
+]) {
   try {
     await store.load();
     lines.push('loaded?');

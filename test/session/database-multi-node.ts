@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { check } from '../../src/core/index.js';
 import type { Message } from '../../src/core/index.js';
+import { check } from '../../src/core/index.js';
 import type { SessionStore } from '../../src/session/index.js';
 import { createPostgresStore, createSqliteStore } from '../../src/session/index.js';
 
@@ -22,28 +22,57 @@ export interface MultiNodeReport {
   messages: number;
 }
 
-export async function multiNodeRun(options: { child: string; kind: 'sqlite' | 'postgres'; target: string; nodes: number; sessions: number; durationMs: number; prefix: string }): Promise<MultiNodeReport> {
+export async function multiNodeRun(options: {
+  child: string;
+  kind: 'sqlite' | 'postgres';
+  target: string;
+  nodes: number;
+  sessions: number;
+  durationMs: number;
+  prefix: string;
+}): Promise<MultiNodeReport> {
   const { child, kind, target, nodes, durationMs } = options;
   const sessions = Array.from({ length: options.sessions }, (_unused, index) => `${options.prefix}-${index}`);
-  const outputs = await Promise.all(Array.from({ length: nodes }, (_unused, node) => runNode(child, [kind, target, `n${node}`, sessions.join(','), String(durationMs), String(1000 + node)])));
+  const outputs = await Promise.all(
+    Array.from({ length: nodes }, (_unused, node) =>
+      runNode(child, [kind, target, `n${node}`, sessions.join(','), String(durationMs), String(1000 + node)]),
+    ),
+  );
   const acknowledged = new Map<string, string>();
   const refused: Record<string, number> = {};
   for (const output of outputs) {
     for (const { session, turn } of output.acknowledged) acknowledged.set(turn, session);
     for (const [why, count] of Object.entries(output.refused)) refused[why] = (refused[why] ?? 0) + count;
   }
-  assert.deepEqual(Object.keys(refused).filter((why) => why.startsWith('other')), [], `turns failed for other reasons: ${JSON.stringify(refused)}`);
+  assert.deepEqual(
+    Object.keys(refused).filter((why) => why.startsWith('other')),
+    [],
+    `turns failed for other reasons: ${JSON.stringify(refused)}`,
+  );
   assert.ok(acknowledged.size > 0, `no turn was acknowledged at all: ${JSON.stringify(refused)}`);
   let messages = 0;
   for (const session of sessions) {
-    const store: SessionStore = kind === 'sqlite' ? createSqliteStore(target, { session }) : createPostgresStore(target, { session });
+    const store: SessionStore =
+      kind === 'sqlite' ? createSqliteStore(target, { session }) : createPostgresStore(target, { session });
     try {
       const loaded = await store.load();
       assert.deepEqual(loaded.problems, [], `${session}: loads without problems`);
-      assert.deepEqual(check(loaded.messages, { profile: 'deepseek', model: 'deepseek-chat' }), [], `${session}: valid for the provider`);
+      assert.deepEqual(
+        check(loaded.messages, { profile: 'deepseek', model: 'deepseek-chat' }),
+        [],
+        `${session}: valid for the provider`,
+      );
       const turns = turnsOf(loaded.messages, session);
-      for (const turn of turns) assert.equal(acknowledged.get(turn), session, `${session}: turn ${turn} is there but was not acknowledged on this session`);
-      const expected = [...acknowledged].filter(([, where]) => where === session).map(([turn]) => turn).sort();
+      for (const turn of turns)
+        assert.equal(
+          acknowledged.get(turn),
+          session,
+          `${session}: turn ${turn} is there but was not acknowledged on this session`,
+        );
+      const expected = [...acknowledged]
+        .filter(([, where]) => where === session)
+        .map(([turn]) => turn)
+        .sort();
       assert.ok(expected.length > 0, `${session}: no turn landed on it`);
       assert.deepEqual([...turns].sort(), expected, `${session}: every acknowledged turn exactly once`);
       messages += loaded.messages.length;
@@ -61,17 +90,32 @@ function turnsOf(messages: readonly Message[], session: string): string[] {
     const [user, call, result, answer] = messages.slice(index, index + 4);
     const turn = /^turn (\S+)$/.exec(typeof user?.content === 'string' ? user.content : '')?.[1];
     const where = `${session} message ${index}`;
-    assert.ok(user?.role === 'user' && turn !== undefined, `${where}: a turn starts with its user message (${JSON.stringify(user)})`);
-    assert.ok(call?.role === 'assistant' && call.tool_calls?.[0]?.id === `call_${turn}` && call.tool_calls.length === 1, `${where}: turn ${turn}'s tool call follows it (${JSON.stringify(call)})`);
-    assert.ok(result?.role === 'tool' && result.tool_call_id === `call_${turn}` && result.content === `echo ${turn}`, `${where}: turn ${turn}'s result follows (${JSON.stringify(result)})`);
-    assert.ok(answer?.role === 'assistant' && answer.content === `done ${turn}`, `${where}: turn ${turn}'s answer ends it (${JSON.stringify(answer)})`);
+    assert.ok(
+      user?.role === 'user' && turn !== undefined,
+      `${where}: a turn starts with its user message (${JSON.stringify(user)})`,
+    );
+    assert.ok(
+      call?.role === 'assistant' && call.tool_calls?.[0]?.id === `call_${turn}` && call.tool_calls.length === 1,
+      `${where}: turn ${turn}'s tool call follows it (${JSON.stringify(call)})`,
+    );
+    assert.ok(
+      result?.role === 'tool' && result.tool_call_id === `call_${turn}` && result.content === `echo ${turn}`,
+      `${where}: turn ${turn}'s result follows (${JSON.stringify(result)})`,
+    );
+    assert.ok(
+      answer?.role === 'assistant' && answer.content === `done ${turn}`,
+      `${where}: turn ${turn}'s answer ends it (${JSON.stringify(answer)})`,
+    );
     turns.push(turn);
   }
   assert.equal(new Set(turns).size, turns.length, `${session}: no turn twice`);
   return turns;
 }
 
-async function runNode(child: string, args: string[]): Promise<{ acknowledged: { session: string; turn: string }[]; refused: Record<string, number> }> {
+async function runNode(
+  child: string,
+  args: string[],
+): Promise<{ acknowledged: { session: string; turn: string }[]; refused: Record<string, number> }> {
   const node = spawn(process.execPath, [child, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';

@@ -7,15 +7,23 @@
  *
  *   database-node-child KIND(sqlite|postgres) TARGET NODE SESSIONS DURATION_MS SEED
  */
-import { createAgent } from '../../src/agent/index.js';
+
 import type { AgentEvent, Tool } from '../../src/agent/index.js';
+import { createAgent } from '../../src/agent/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { SessionStore } from '../../src/session/index.js';
 import { createPostgresStore, createSqliteStore } from '../../src/session/index.js';
 import { seededRandom } from '../support/random.js';
 
 const [kind, target, node, sessionList, duration, seed] = process.argv.slice(2);
-if (kind === undefined || target === undefined || node === undefined || sessionList === undefined || duration === undefined || seed === undefined) {
+if (
+  kind === undefined ||
+  target === undefined ||
+  node === undefined ||
+  sessionList === undefined ||
+  duration === undefined ||
+  seed === undefined
+) {
   throw new Error('usage: database-node-child KIND TARGET NODE SESSIONS DURATION_MS SEED');
 }
 const sessions = sessionList.split(',');
@@ -41,9 +49,21 @@ while (Date.now() < deadline) {
   const turn = `${node}.${(number += 1)}`;
   // An emulator per turn: a turn refused before its first request leaves no steps to the next one.
   const emulator = createEmulator({ profile: 'deepseek' });
-  emulator.push({ toolCalls: [{ id: `call_${turn}`, name: 'echo', arguments: JSON.stringify({ text: turn }) }] }, { text: `done ${turn}` });
+  emulator.push(
+    { toolCalls: [{ id: `call_${turn}`, name: 'echo', arguments: JSON.stringify({ text: turn }) }] },
+    { text: `done ${turn}` },
+  );
   const store = open(session);
-  const agent = createAgent({ baseURL: 'http://emulator.test/v1', apiKey: 'sk-test', model: 'deepseek-chat', profile: 'deepseek', fetch: emulator.fetch, tools: [echo], session: store, retry: { maxRetries: 0 } });
+  const agent = createAgent({
+    baseURL: 'http://emulator.test/v1',
+    apiKey: 'sk-test',
+    model: 'deepseek-chat',
+    profile: 'deepseek',
+    fetch: emulator.fetch,
+    tools: [echo],
+    session: store,
+    retry: { maxRetries: 0 },
+  });
   let ended: AgentEvent | undefined;
   let error = '';
   try {
@@ -60,7 +80,11 @@ while (Date.now() < deadline) {
   if (ended?.type === 'turn-end' && ended.reason === 'stop' && error === '') {
     acknowledged.push({ session, turn });
   } else {
-    const why = /written by another writer/.test(error) ? 'conflict' : /is being written by/.test(error) ? 'locked' : `other: ${error}`;
+    const why = /written by another writer/.test(error)
+      ? 'conflict'
+      : /is being written by/.test(error)
+        ? 'locked'
+        : `other: ${error}`;
     refused[why] = (refused[why] ?? 0) + 1;
   }
 }

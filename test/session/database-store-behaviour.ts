@@ -46,13 +46,19 @@ export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixt
         await third.load();
         await third.append!([{ role: 'user', content: 'from the third node' }]);
         await third.close();
-        await assert.rejects(second.append!([{ role: 'user', content: 'from a stale node' }]), expectCode('SESSION_CONFLICT'));
+        await assert.rejects(
+          second.append!([{ role: 'user', content: 'from a stale node' }]),
+          expectCode('SESSION_CONFLICT'),
+        );
         await assert.rejects(second.save([{ role: 'user', content: 'stale rewrite' }]), expectCode('SESSION_CONFLICT'));
         const loaded = await second.load();
         assert.deepEqual(loaded.messages.at(-1), { role: 'user', content: 'from the third node' });
         assert.equal(loaded.messages.length, toolLoopSession(1).length + 1);
         await second.append!([{ role: 'user', content: 'after loading again' }]);
-        assert.deepEqual((await fixture().open(session).load()).messages.at(-1), { role: 'user', content: 'after loading again' });
+        assert.deepEqual((await fixture().open(session).load()).messages.at(-1), {
+          role: 'user',
+          content: 'after loading again',
+        });
       } finally {
         await first.close();
         await second.close();
@@ -73,7 +79,10 @@ export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixt
         assert.ok(Date.now() - started >= 450, 'waited for the lock');
         await holder.close();
         await other.append!([{ role: 'user', content: 'two' }]);
-        assert.deepEqual((await other.load()).messages, [{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }]);
+        assert.deepEqual((await other.load()).messages, [
+          { role: 'user', content: 'one' },
+          { role: 'user', content: 'two' },
+        ]);
       } finally {
         await holder.close();
         await other.close();
@@ -99,7 +108,9 @@ export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixt
 
     it('a writer killed while it holds the lease does not block the next one (its process is gone)', async () => {
       const session = sessionName('killed');
-      const child = spawn(process.execPath, [childScript(), 'append', ...fixture().childTarget, session, '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [childScript(), 'append', ...fixture().childTarget, session, '0'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let errors = '';
       child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
       await new Promise<void>((resolve, reject) => {
@@ -113,7 +124,7 @@ export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixt
         const started = Date.now();
         await store.load();
         await store.append!([{ role: 'user', content: 'next writer' }]);
-        assert.ok(Date.now() - started < 900, 'took the dead writer\'s lease at once');
+        assert.ok(Date.now() - started < 900, "took the dead writer's lease at once");
         assert.equal((await store.load()).messages.at(-1)?.content, 'next writer');
       } finally {
         await store.close();
@@ -136,7 +147,10 @@ export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixt
         const rows = await database.rows(session);
         assert.equal(rows[0], marker);
         assert.equal(rows.length, 101);
-        assert.deepEqual(rows.slice(1).map((row) => JSON.parse(row) as Message), asJson([...messages.slice(1, 100), { role: 'assistant', content: 'trimmed' }]));
+        assert.deepEqual(
+          rows.slice(1).map((row) => JSON.parse(row) as Message),
+          asJson([...messages.slice(1, 100), { role: 'assistant', content: 'trimmed' }]),
+        );
       } finally {
         await store.close();
       }
@@ -145,12 +159,26 @@ export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixt
     it('a save of a history that fails check says so (checkSaves), and saves it all the same', async () => {
       const session = sessionName('checked');
       const reported: string[][] = [];
-      const store = fixture().open(session, { checkSaves: { options: { profile: 'deepseek' }, onInvalid: (violations) => reported.push(violations.map((violation) => `${violation.rule}@${violation.index}`)) } });
+      const store = fixture().open(session, {
+        checkSaves: {
+          options: { profile: 'deepseek' },
+          onInvalid: (violations) =>
+            reported.push(violations.map((violation) => `${violation.rule}@${violation.index}`)),
+        },
+      });
       try {
         const valid = toolLoopSession(1);
         await store.save(valid);
         assert.equal(reported.length, 0);
-        const unanswered: Message[] = [...valid, { role: 'assistant', content: null, tool_calls: [{ id: 'call_open', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'user', content: 'next' }];
+        const unanswered: Message[] = [
+          ...valid,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_open', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+          { role: 'user', content: 'next' },
+        ];
         await store.save(unanswered);
         assert.equal(reported.length, 1);
         assert.match(reported[0]!.join(' '), /@5/);
@@ -188,7 +216,12 @@ export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixt
       await fixture().addSchemaVersion(99);
       try {
         const store = fixture().open(session);
-        await assert.rejects(store.load(), (error: unknown) => expectCode('SESSION_SCHEMA')(error) && /version 99, newer than this unstuck knows \(1\)/.test((error as Error).message));
+        await assert.rejects(
+          store.load(),
+          (error: unknown) =>
+            expectCode('SESSION_SCHEMA')(error) &&
+            /version 99, newer than this unstuck knows \(1\)/.test((error as Error).message),
+        );
         await assert.rejects(store.append!([{ role: 'user', content: 'lost?' }]), expectCode('SESSION_SCHEMA'));
         await store.close();
       } finally {

@@ -8,22 +8,32 @@ import { adversarialSession, asJson, GHOST_MARKER } from './helpers.js';
 
 const SMALL: Message[] = asJson([
   { role: 'user', content: 'line one\r\nline two\u2028 😀 \ud800' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+  },
   { role: 'tool', tool_call_id: 'c1', content: `{"role":"user","content":"pasted"}\n${GHOST_MARKER}` },
   { role: 'assistant', content: '', extra: [1, { deep: null }] },
 ]);
 
 describe('formatJournal / parseJournal', () => {
   it('round-trips adversarial sessions exactly, one line per message', () => {
-    fc.assert(fc.property(adversarialSession, (messages) => {
-      const text = formatJournal(messages);
-      assert.equal(text.split('\n').length - 1, messages.length);
-      assert.deepEqual(parseJournal(text), { messages, problems: [] });
-    }), { numRuns: 400, seed: 3 });
+    fc.assert(
+      fc.property(adversarialSession, (messages) => {
+        const text = formatJournal(messages);
+        assert.equal(text.split('\n').length - 1, messages.length);
+        assert.deepEqual(parseJournal(text), { messages, problems: [] });
+      }),
+      { numRuns: 400, seed: 3 },
+    );
   });
 
   it('keeps a 1 MB line exactly', () => {
-    const messages: Message[] = [{ role: 'user', content: `${'\ud83d\ude00'.repeat(256 * 1024)}\n${GHOST_MARKER}` }, { role: 'assistant', content: 'ok' }];
+    const messages: Message[] = [
+      { role: 'user', content: `${'\ud83d\ude00'.repeat(256 * 1024)}\n${GHOST_MARKER}` },
+      { role: 'assistant', content: 'ok' },
+    ];
     assert.deepEqual(parseJournal(formatJournal(messages)), { messages, problems: [] });
   });
 
@@ -31,7 +41,13 @@ describe('formatJournal / parseJournal', () => {
     const text = formatJournal(SMALL);
     const parsed = parseJournal(`${text}{"role":"assistant","content":"cut sh`, { file: 'j.jsonl' });
     assert.deepEqual(parsed.messages, SMALL);
-    assert.deepEqual(parsed.problems, [{ file: 'j.jsonl', line: SMALL.length + 1, why: 'the last line is cut short (an append that did not finish): ignored' }]);
+    assert.deepEqual(parsed.problems, [
+      {
+        file: 'j.jsonl',
+        line: SMALL.length + 1,
+        why: 'the last line is cut short (an append that did not finish): ignored',
+      },
+    ]);
   });
 
   it('names the line of a corrupt line in the middle, and loads the lines around it', () => {
@@ -53,7 +69,10 @@ describe('formatJournal / parseJournal', () => {
   it('lists a line that is JSON but not a message', () => {
     const parsed = parseJournal('{"role":"user"}\n[1,2]\n{"content":"no role"}\n');
     assert.deepEqual(parsed.messages, [{ role: 'user' }]);
-    assert.deepEqual(parsed.problems.map((problem) => problem.line), [2, 3]);
+    assert.deepEqual(
+      parsed.problems.map((problem) => problem.line),
+      [2, 3],
+    );
   });
 
   it('survives a file cut at every byte: never throws, keeps every whole message, lists every loss', () => {

@@ -19,15 +19,22 @@ function mutate(value: unknown, pick: () => number): boolean {
   const inner = record[key];
   if (inner !== null && typeof inner === 'object' && pick() < 0.7) return mutate(inner, pick);
   switch (Math.floor(pick() * 4)) {
-    case 0: record[key] = typeof inner === 'string' ? `${inner}x` : 'x'; return true;
+    case 0:
+      record[key] = typeof inner === 'string' ? `${inner}x` : 'x';
+      return true;
     case 1:
       if (Array.isArray(value)) value.splice(Number(key), 1);
       else delete record[key];
       return true;
-    case 2: record[key] = inner === null ? 0 : null; return true;
+    case 2:
+      record[key] = inner === null ? 0 : null;
+      return true;
     default: {
       // The same keys in another order: another JSON text.
-      if (Array.isArray(value) || keys.length < 2) { record[key] = [inner]; return true; }
+      if (Array.isArray(value) || keys.length < 2) {
+        record[key] = [inner];
+        return true;
+      }
       delete record[key];
       record[key] = inner;
       return true;
@@ -37,24 +44,34 @@ function mutate(value: unknown, pick: () => number): boolean {
 
 describe('takeSnapshot / matchesSnapshot', () => {
   it('matches the values it was taken from, and values with the same JSON in new objects', () => {
-    fc.assert(fc.property(adversarialSession, (messages) => {
-      const snapshot = takeSnapshot(messages);
-      assert.ok(snapshot !== undefined);
-      assert.ok(matchesSnapshot(messages, snapshot));
-      assert.ok(matchesSnapshot(asJson(messages), snapshot));
-    }), { numRuns: 300, seed: 5 });
+    fc.assert(
+      fc.property(adversarialSession, (messages) => {
+        const snapshot = takeSnapshot(messages);
+        assert.ok(snapshot !== undefined);
+        assert.ok(matchesSnapshot(messages, snapshot));
+        assert.ok(matchesSnapshot(asJson(messages), snapshot));
+      }),
+      { numRuns: 300, seed: 5 },
+    );
   });
 
   it('never matches once the JSON changed in place (any field, any depth, key order included)', () => {
-    fc.assert(fc.property(fc.array(fc.jsonValue({ maxDepth: 4 }), { minLength: 1, maxLength: 5 }), fc.integer(), (values, seed) => {
-      const pick = seededRandom(seed);
-      const snapshot = takeSnapshot(values);
-      assert.ok(snapshot !== undefined);
-      const before = JSON.stringify(values);
-      const index = Math.floor(pick() * values.length);
-      if (!mutate(values[index], pick)) values[index] = [values[index]!];
-      assert.equal(matchesSnapshot(values, snapshot), JSON.stringify(values) === before);
-    }), { numRuns: 1000, seed: 9 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue({ maxDepth: 4 }), { minLength: 1, maxLength: 5 }),
+        fc.integer(),
+        (values, seed) => {
+          const pick = seededRandom(seed);
+          const snapshot = takeSnapshot(values);
+          assert.ok(snapshot !== undefined);
+          const before = JSON.stringify(values);
+          const index = Math.floor(pick() * values.length);
+          if (!mutate(values[index], pick)) values[index] = [values[index]!];
+          assert.equal(matchesSnapshot(values, snapshot), JSON.stringify(values) === before);
+        },
+      ),
+      { numRuns: 1000, seed: 9 },
+    );
   });
 
   it('does not match an object that is not plain data where a plain one was, nor an array of another length', () => {

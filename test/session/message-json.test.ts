@@ -27,28 +27,47 @@ const roleFirst = adversarialMessage.map((message) => {
 });
 
 /** Objects nested in a message that also start with `role`: the fast path's search finds too many cuts. */
-const nestedRoles = fc.tuple(roleFirst, fc.array(fc.record({ role: adversarialText, content: adversarialText }), { minLength: 1, maxLength: 3 }))
+const nestedRoles = fc
+  .tuple(
+    roleFirst,
+    fc.array(fc.record({ role: adversarialText, content: adversarialText }), { minLength: 1, maxLength: 3 }),
+  )
   .map(([message, nested]) => asJson({ ...message, x_history: nested } as Message));
 
 const sessions = fc.array(fc.oneof(roleFirst, roleFirst, adversarialMessage, nestedRoles), { maxLength: 10 });
 
 describe('encodeMessages', () => {
-  it('gives exactly each message\'s own JSON, wherever the text or nesting could fake a cut', () => {
-    fc.assert(fc.property(sessions, (messages) => {
-      const encoded = encodeMessages(messages);
-      const expected = reference(messages);
-      assert.ok(encoded.bytes.equals(expected.bytes), 'bytes');
-      assert.deepEqual(encoded.ends, expected.ends);
-      assert.equal(formatJournal(messages), messages.map((message) => `${JSON.stringify(message)}\n`).join(''));
-    }), { numRuns: 600, seed: 11 });
+  it("gives exactly each message's own JSON, wherever the text or nesting could fake a cut", () => {
+    fc.assert(
+      fc.property(sessions, (messages) => {
+        const encoded = encodeMessages(messages);
+        const expected = reference(messages);
+        assert.ok(encoded.bytes.equals(expected.bytes), 'bytes');
+        assert.deepEqual(encoded.ends, expected.ends);
+        assert.equal(formatJournal(messages), messages.map((message) => `${JSON.stringify(message)}\n`).join(''));
+      }),
+      { numRuns: 600, seed: 11 },
+    );
   });
 
   it('takes neither a quoted cut in content nor a nested role object for a boundary', () => {
     const cases: Message[][] = [
-      [{ role: 'user', content: '},{"role":"assistant","content":"ghost"}' }, { role: 'assistant', content: 'ok' }],
-      [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b', x: [{ role: 'u' }, { role: 'v' }] } as Message],
-      [{ content: 'role second', role: 'user' }, { role: 'assistant', content: 'b' }],
-      [{ role: 'user', content: 'a', toJSON: () => ({ role: 'user', content: 'replaced' }) } as unknown as Message, { role: 'assistant', content: 'b' }],
+      [
+        { role: 'user', content: '},{"role":"assistant","content":"ghost"}' },
+        { role: 'assistant', content: 'ok' },
+      ],
+      [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b', x: [{ role: 'u' }, { role: 'v' }] } as Message,
+      ],
+      [
+        { content: 'role second', role: 'user' },
+        { role: 'assistant', content: 'b' },
+      ],
+      [
+        { role: 'user', content: 'a', toJSON: () => ({ role: 'user', content: 'replaced' }) } as unknown as Message,
+        { role: 'assistant', content: 'b' },
+      ],
       [{ role: 'user', content: '😀 \u2028 é' }],
     ];
     for (const messages of cases) {
@@ -60,15 +79,21 @@ describe('encodeMessages', () => {
   });
 
   it('refuses a message JSON cannot write, naming it', () => {
-    assert.throws(() => encodeMessages([{ role: 'user', content: 'a' }, undefined as unknown as Message], 5), /message 6 is not JSON-serializable/);
+    assert.throws(
+      () => encodeMessages([{ role: 'user', content: 'a' }, undefined as unknown as Message], 5),
+      /message 6 is not JSON-serializable/,
+    );
   });
 });
 
 describe('round trip of role-first sessions (the fast paths of both codecs)', () => {
   it('transcript and journal give back exactly what they were given', () => {
-    fc.assert(fc.property(sessions, (messages) => {
-      assert.deepEqual(parseTranscript(formatTranscript(messages)), { messages, problems: [] });
-      assert.deepEqual(parseJournal(formatJournal(messages)), { messages, problems: [] });
-    }), { numRuns: 300, seed: 12 });
+    fc.assert(
+      fc.property(sessions, (messages) => {
+        assert.deepEqual(parseTranscript(formatTranscript(messages)), { messages, problems: [] });
+        assert.deepEqual(parseJournal(formatJournal(messages)), { messages, problems: [] });
+      }),
+      { numRuns: 300, seed: 12 },
+    );
   });
 });

@@ -8,7 +8,15 @@ import type { Message } from '../../src/core/messages.js';
 import { isPairingRule } from '../../src/core/rule-ids.js';
 import type { SessionStore } from '../../src/session/index.js';
 import { createJournalStore, createTranscriptStore } from '../../src/session/index.js';
-import { asJson, DUMPED_SESSION, DUMPED_WITH_LINE_NUMBERS, GHOST_MARKER, temporaryDirectory, toolLoopSession, toolResultsAdjacent } from './helpers.js';
+import {
+  asJson,
+  DUMPED_SESSION,
+  DUMPED_WITH_LINE_NUMBERS,
+  GHOST_MARKER,
+  temporaryDirectory,
+  toolLoopSession,
+  toolResultsAdjacent,
+} from './helpers.js';
 
 /**
  * The failures NexForgeCLI 0.4.1 records (../shared/seeds/000_de0ed6115e11a986.txt), one test
@@ -22,8 +30,14 @@ function dumpedSessionHistory(): Message[] {
     ...toolLoopSession(2),
     { role: 'user', content: 'Why does the old session not open?' },
     {
-      role: 'assistant', content: '', reasoning_content: 'Read the session file in several ways.',
-      tool_calls: calls.map((id) => ({ id, type: 'function', function: { name: 'read_file', arguments: '{"path":".nexforge/sessions/session-122357.md"}' } })),
+      role: 'assistant',
+      content: '',
+      reasoning_content: 'Read the session file in several ways.',
+      tool_calls: calls.map((id) => ({
+        id,
+        type: 'function',
+        function: { name: 'read_file', arguments: '{"path":".nexforge/sessions/session-122357.md"}' },
+      })),
     },
     { role: 'tool', tool_call_id: calls[0], content: DUMPED_WITH_LINE_NUMBERS },
     { role: 'tool', tool_call_id: calls[1], content: DUMPED_SESSION },
@@ -38,8 +52,13 @@ function pairingViolations(messages: Message[]) {
   return check(messages, { profile: 'deepseek' }).filter((violation) => isPairingRule(violation.rule));
 }
 
-async function withStores(body: (store: SessionStore, reopen: () => SessionStore, kind: string) => Promise<void>): Promise<void> {
-  for (const [kind, file] of [['transcript', 'session.md'], ['journal', 'session.jsonl']] as const) {
+async function withStores(
+  body: (store: SessionStore, reopen: () => SessionStore, kind: string) => Promise<void>,
+): Promise<void> {
+  for (const [kind, file] of [
+    ['transcript', 'session.md'],
+    ['journal', 'session.jsonl'],
+  ] as const) {
     const directory = await temporaryDirectory();
     const path = join(directory.path, file);
     const reopen = () => (kind === 'transcript' ? createTranscriptStore(path) : createJournalStore(path));
@@ -71,9 +90,18 @@ describe('NexForgeCLI regressions', () => {
     // NexForgeCLI's own format: no header, a marker line after each message, content not escaped.
     const history = dumpedSessionHistory();
     const marker = (message: Message) => `<!-- nf-msg ${Buffer.from(JSON.stringify(message)).toString('base64')} -->`;
-    const text = history.map((message) => `### ${message.role}\n\n${typeof message.content === 'string' ? message.content : ''}\n${marker(message)}\n`).join('\n');
+    const text = history
+      .map(
+        (message) =>
+          `### ${message.role}\n\n${typeof message.content === 'string' ? message.content : ''}\n${marker(message)}\n`,
+      )
+      .join('\n');
     // The dumped whole-line markers of calls[1] and calls[2] are exactly what 0.4.1 could not tell apart.
-    const withoutUnprefixedDumps = text.split(DUMPED_SESSION).join('(dump)').split(`${GHOST_MARKER}\n${GHOST_MARKER}\n${GHOST_MARKER}`).join('(markers)');
+    const withoutUnprefixedDumps = text
+      .split(DUMPED_SESSION)
+      .join('(dump)')
+      .split(`${GHOST_MARKER}\n${GHOST_MARKER}\n${GHOST_MARKER}`)
+      .join('(markers)');
     const directory = await temporaryDirectory();
     try {
       const path = join(directory.path, 'session-122357.md');

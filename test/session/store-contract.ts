@@ -15,7 +15,11 @@ export interface StoreFixture {
   dispose(): Promise<void>;
 }
 
-export function sessionStoreContract(name: string, create: () => Promise<StoreFixture>, options: { propertyRuns: number }): void {
+export function sessionStoreContract(
+  name: string,
+  create: () => Promise<StoreFixture>,
+  options: { propertyRuns: number },
+): void {
   describe(`SessionStore contract: ${name}`, () => {
     async function withStore(body: (fixture: StoreFixture, store: SessionStore) => Promise<void>): Promise<void> {
       const fixture = await create();
@@ -79,7 +83,11 @@ export function sessionStoreContract(name: string, create: () => Promise<StoreFi
           ...toolLoopSession(1),
           { role: 'user', content: 'the turn that failed with a 400' },
           { role: 'user', content: 'and the retry' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_x', type: 'function', function: { name: 'run', arguments: '{' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_x', type: 'function', function: { name: 'run', arguments: '{' } }],
+          },
         ];
         await store.save(history);
         assert.deepEqual((await store.load()).messages, asJson(history));
@@ -106,12 +114,15 @@ export function sessionStoreContract(name: string, create: () => Promise<StoreFi
 
     it('round-trips any messages exactly (adversarial content)', async () => {
       await withStore(async (_fixture, store) => {
-        await fc.assert(fc.asyncProperty(adversarialSession, async (messages) => {
-          await store.save(messages);
-          const loaded = await store.load();
-          assert.deepEqual(loaded.problems, []);
-          assert.deepStrictEqual(loaded.messages, messages);
-        }), { numRuns: options.propertyRuns, seed: 20261130 });
+        await fc.assert(
+          fc.asyncProperty(adversarialSession, async (messages) => {
+            await store.save(messages);
+            const loaded = await store.load();
+            assert.deepEqual(loaded.problems, []);
+            assert.deepStrictEqual(loaded.messages, messages);
+          }),
+          { numRuns: options.propertyRuns, seed: 20261130 },
+        );
       });
     });
   });

@@ -3,14 +3,17 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, open, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createTranscriptStore } from '../../src/session/index.js';
 import type { SessionStore, TranscriptStoreOptions } from '../../src/session/index.js';
+import { createTranscriptStore } from '../../src/session/index.js';
 import { asJson, temporaryDirectory, toolLoopSession, withStore } from './helpers.js';
 
 const segmentFile = /^session\.seg-[0-9a-f]{16}\.md$/;
 
 /** A transcript store on `session.md` in a new temporary directory, closed and removed after `body`. */
-function withTranscriptStore(options: TranscriptStoreOptions, body: (context: { store: SessionStore; path: string; directory: { path: string } }) => Promise<void>): Promise<void> {
+function withTranscriptStore(
+  options: TranscriptStoreOptions,
+  body: (context: { store: SessionStore; path: string; directory: { path: string } }) => Promise<void>,
+): Promise<void> {
   return withStore('session.md', (path) => createTranscriptStore(path, options), body);
 }
 
@@ -46,7 +49,9 @@ async function setModifiedTime(file: string, mtimeNs: bigint): Promise<boolean> 
 
 /** The segment files the main file declares, in order. */
 async function declaredSegments(path: string): Promise<string[]> {
-  return [...(await readFile(path, 'utf8')).matchAll(/file=(session\.seg-[0-9a-f]{16}\.md)/g)].map((match) => match[1]!);
+  return [...(await readFile(path, 'utf8')).matchAll(/file=(session\.seg-[0-9a-f]{16}\.md)/g)].map(
+    (match) => match[1]!,
+  );
 }
 
 describe('createTranscriptStore: segments', () => {
@@ -118,7 +123,12 @@ describe('createTranscriptStore: segments', () => {
       const loaded = await createTranscriptStore(path).load();
       // Segment 2 (messages 11-20) is gone; segment 3 changed in its readable part only, so its messages are intact.
       assert.deepEqual(loaded.messages, asJson([...messages.slice(0, 10), ...messages.slice(20)]));
-      assert.ok(loaded.problems.some((problem) => problem.file === path && /cannot be read/.test(problem.why) && problem.why.includes(declared[1]!)));
+      assert.ok(
+        loaded.problems.some(
+          (problem) =>
+            problem.file === path && /cannot be read/.test(problem.why) && problem.why.includes(declared[1]!),
+        ),
+      );
       assert.ok(loaded.problems.some((problem) => problem.file === third && /digest/.test(problem.why)));
       assert.ok(loaded.problems.some((problem) => /declares 41 messages but 31/.test(problem.why)));
     });
@@ -137,19 +147,33 @@ describe('createTranscriptStore: segments', () => {
       lines[at] = `<!-- nf-msg ${forged} -->`;
       await writeFile(second, lines.join('\n'));
       const loaded = await createTranscriptStore(path).load();
-      assert.ok(loaded.problems.some((problem) => problem.file === second && /digest does not match the one the main file declares/.test(problem.why)), JSON.stringify(loaded.problems));
-      assert.ok(loaded.problems.some((problem) => problem.file === second && /marker lines do not match the digest in the header/.test(problem.why)), JSON.stringify(loaded.problems));
+      assert.ok(
+        loaded.problems.some(
+          (problem) =>
+            problem.file === second && /digest does not match the one the main file declares/.test(problem.why),
+        ),
+        JSON.stringify(loaded.problems),
+      );
+      assert.ok(
+        loaded.problems.some(
+          (problem) =>
+            problem.file === second && /marker lines do not match the digest in the header/.test(problem.why),
+        ),
+        JSON.stringify(loaded.problems),
+      );
     });
   });
 
   it('loads segments of very different sizes exactly (each read into the buffer the last one left, or a larger one)', async () => {
     await withTranscriptStore({ segmentMessages: 3 }, async ({ store, path }) => {
       const sizes = [10, 200_000, 10, 10, 1_000_000, 50, 10];
-      const messages = asJson(sizes.flatMap((size, index) => [
-        { role: 'user', content: `${index}: ${'会'.repeat(size)}` },
-        { role: 'assistant', content: `ok ${index}` },
-        { role: 'user', content: 'next' },
-      ]));
+      const messages = asJson(
+        sizes.flatMap((size, index) => [
+          { role: 'user', content: `${index}: ${'会'.repeat(size)}` },
+          { role: 'assistant', content: `ok ${index}` },
+          { role: 'user', content: 'next' },
+        ]),
+      );
       await store.save(messages);
       assert.deepEqual(await createTranscriptStore(path).load(), { messages, problems: [] });
     });
@@ -207,7 +231,8 @@ describe('createTranscriptStore: saves after a step (only what changed is writte
       const handle = await open(segment, 'r+');
       await handle.write(original.toString('utf8').replace('# Session transcript', '# Session transcripX'), 0, 'utf8');
       await handle.close();
-      if (await setModifiedTime(segment, times.mtimeNs)) assert.equal((await stat(segment, { bigint: true })).mtimeNs, times.mtimeNs);
+      if (await setModifiedTime(segment, times.mtimeNs))
+        assert.equal((await stat(segment, { bigint: true })).mtimeNs, times.mtimeNs);
       assert.ok((await createTranscriptStore(path).load()).problems.length > 0, 'the change is there');
       await store.save(messages);
       assert.ok((await readFile(segment)).equals(original));
@@ -235,7 +260,8 @@ describe('createTranscriptStore: saves after a step (only what changed is writte
       const before = await segmentIdentities(directory.path);
       await store.save(messages);
       const after = await segmentIdentities(directory.path);
-      for (const name of [declared[0]!, declared[1]!, declared[3]!]) assert.equal(after.get(name), before.get(name), name);
+      for (const name of [declared[0]!, declared[1]!, declared[3]!])
+        assert.equal(after.get(name), before.get(name), name);
       assert.notEqual(after.get(declared[2]!), before.get(declared[2]!));
       assert.ok((await readFile(damaged)).equals(original));
       assert.deepEqual(await store.load(), { messages: asJson(messages), problems: [] });
@@ -258,7 +284,13 @@ describe('createTranscriptStore: saves after a step (only what changed is writte
     try {
       const loaded = await store.load();
       // The damaged segment's digest, and what changed in it: its title, outside any message.
-      assert.deepEqual(loaded.problems.map((problem) => problem.why.split(' (')[0]!.split(':')[0]), ['digest does not match the one the main file declares', 'the readable text was edited by hand outside any message']);
+      assert.deepEqual(
+        loaded.problems.map((problem) => problem.why.split(' (')[0]!.split(':')[0]),
+        [
+          'digest does not match the one the main file declares',
+          'the readable text was edited by hand outside any message',
+        ],
+      );
       const before = await segmentIdentities(directory.path);
       const history = [...loaded.messages, { role: 'user', content: 'next turn' }];
       history[12]!.content = 'changed in place after the load';

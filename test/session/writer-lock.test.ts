@@ -51,12 +51,22 @@ describe('the writer lock', () => {
       assert.equal(contents.length, 120);
       const leader = contents[0]!.charAt(0);
       const follower = leader === 'A' ? 'B' : 'A';
-      const expected = [...Array.from({ length: 60 }, (_unused, index) => `${leader} ${index}`), ...Array.from({ length: 60 }, (_unused, index) => `${follower} ${index}`)];
+      const expected = [
+        ...Array.from({ length: 60 }, (_unused, index) => `${leader} ${index}`),
+        ...Array.from({ length: 60 }, (_unused, index) => `${follower} ${index}`),
+      ];
       assert.deepEqual(contents, expected);
       // And their times under the lock do not overlap.
-      const times = (output: string) => output.trim().split('\n').map((line) => Number(line.split(' ')[1]));
+      const times = (output: string) =>
+        output
+          .trim()
+          .split('\n')
+          .map((line) => Number(line.split(' ')[1]));
       const [leaderRun, followerRun] = leader === 'A' ? [first, second] : [second, first];
-      assert.ok(times(followerRun.output)[0]! >= times(leaderRun.output)[1]!, `${leaderRun.output} / ${followerRun.output}`);
+      assert.ok(
+        times(followerRun.output)[0]! >= times(leaderRun.output)[1]!,
+        `${leaderRun.output} / ${followerRun.output}`,
+      );
     } finally {
       await directory.dispose();
     }
@@ -70,7 +80,10 @@ describe('the writer lock', () => {
       await holder.save([{ role: 'user', content: 'first writer' }]);
       const refused = await runChild('try', path, '150');
       assert.equal(refused.code, 3);
-      assert.match(refused.output, new RegExp(`^SESSION_LOCKED: the session is being written by process ${process.pid} on `));
+      assert.match(
+        refused.output,
+        new RegExp(`^SESSION_LOCKED: the session is being written by process ${process.pid} on `),
+      );
       await holder.close();
       const allowed = await runChild('try', path, '150');
       assert.deepEqual(allowed, { code: 0, output: 'saved\n' });
@@ -81,13 +94,17 @@ describe('the writer lock', () => {
   });
 
   it('takes over a lock whose process is gone', async () => {
-    await withStore('session.md', (path) => createTranscriptStore(path, { lockTimeoutMs: 1000 }), async ({ store, path }) => {
-      await writeFile(`${path}.lock`, JSON.stringify({ pid: await deadPid(), host: hostname(), since: 'earlier' }));
-      await store.save([{ role: 'user', content: 'after a crash' }]);
-      assert.equal(JSON.parse(await readFile(`${path}.lock`, 'utf8')).pid, process.pid);
-      await store.close();
-      await assert.rejects(readFile(`${path}.lock`), { code: 'ENOENT' });
-    });
+    await withStore(
+      'session.md',
+      (path) => createTranscriptStore(path, { lockTimeoutMs: 1000 }),
+      async ({ store, path }) => {
+        await writeFile(`${path}.lock`, JSON.stringify({ pid: await deadPid(), host: hostname(), since: 'earlier' }));
+        await store.save([{ role: 'user', content: 'after a crash' }]);
+        assert.equal(JSON.parse(await readFile(`${path}.lock`, 'utf8')).pid, process.pid);
+        await store.close();
+        await assert.rejects(readFile(`${path}.lock`), { code: 'ENOENT' });
+      },
+    );
   });
 
   it('waits for, and never takes, a live lock: in one process, another host, or half-written just now', async () => {
@@ -97,16 +114,26 @@ describe('the writer lock', () => {
     const second = createTranscriptStore(path, { lockTimeoutMs: 100 });
     try {
       await first.save([]);
-      await assert.rejects(second.save([]), (error: unknown) => isUnstuckError(error) && error.code === 'SESSION_LOCKED');
+      await assert.rejects(
+        second.save([]),
+        (error: unknown) => isUnstuckError(error) && error.code === 'SESSION_LOCKED',
+      );
       await first.close();
       await second.save([{ role: 'user', content: 'now mine' }]);
       await second.close();
 
       await writeFile(`${path}.lock`, JSON.stringify({ pid: await deadPid(), host: 'another-host', since: 'earlier' }));
-      await assert.rejects(second.save([]), (error: unknown) => isUnstuckError(error) && error.code === 'SESSION_LOCKED' && error.message.includes('another-host'));
+      await assert.rejects(
+        second.save([]),
+        (error: unknown) =>
+          isUnstuckError(error) && error.code === 'SESSION_LOCKED' && error.message.includes('another-host'),
+      );
 
       await writeFile(`${path}.lock`, '');
-      await assert.rejects(second.save([]), (error: unknown) => isUnstuckError(error) && error.code === 'SESSION_LOCKED');
+      await assert.rejects(
+        second.save([]),
+        (error: unknown) => isUnstuckError(error) && error.code === 'SESSION_LOCKED',
+      );
       // An unreadable lock that stays so for long was left by a writer that died creating it.
       const old = new Date(Date.now() - 60_000);
       await utimes(`${path}.lock`, old, old);

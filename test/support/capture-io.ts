@@ -2,7 +2,9 @@ import { Readable } from 'node:stream';
 import type { Io } from '../../src/cli/io.js';
 
 /** An Io whose output is captured, for running CLI commands in-process. */
-export function captureIo(options: { cwd?: string; stdin?: string; env?: Record<string, string> } = {}): Io & { out: () => string; err: () => string } {
+export function captureIo(
+  options: { cwd?: string; stdin?: string; env?: Record<string, string> } = {},
+): Io & { out: () => string; err: () => string } {
   let out = '';
   let err = '';
   return {

@@ -5,7 +5,10 @@ import { createEmulator } from '../../src/emulator/index.js';
  * A strict emulator listening on loopback for the suite's tests: started before them, closed after
  * them. `url` is its base URL once started.
  */
-export function useListeningEmulator(options: Parameters<typeof createEmulator>[0] = {}): { emulator: ReturnType<typeof createEmulator>; readonly url: string } {
+export function useListeningEmulator(options: Parameters<typeof createEmulator>[0] = {}): {
+  emulator: ReturnType<typeof createEmulator>;
+  readonly url: string;
+} {
   const emulator = createEmulator(options);
   let url = '';
   let close: () => Promise<void> = async () => undefined;

@@ -5,12 +5,33 @@ import type { FormatName } from '../../src/index.js';
  * Valid native histories for each format, and the damage agents do to them (an element dropped,
  * repeated or wedged in, blocks lost or emptied, the head cut off, junk in the array).
  */
-const word = fc.constantFrom('alpha', 'beta', 'read', 'the', 'file', '42', 'émoji 🚀', 'line\nbreak', '<system-reminder>x</system-reminder>');
+const word = fc.constantFrom(
+  'alpha',
+  'beta',
+  'read',
+  'the',
+  'file',
+  '42',
+  'émoji 🚀',
+  'line\nbreak',
+  '<system-reminder>x</system-reminder>',
+);
 const sentence = fc.array(word, { minLength: 1, maxLength: 4 }).map((words) => words.join(' '));
 const input = fc.constantFrom<Record<string, unknown>>({ path: 'a.ts' }, { q: 'x' }, {}, { n: 1 });
 const callSpec = fc.record({ name: fc.constantFrom('read_file', 'search', 'run'), input, result: sentence });
-const round = fc.record({ text: fc.option(sentence, { nil: undefined }), thinking: fc.boolean(), calls: fc.array(callSpec, { minLength: 1, maxLength: 3 }), after: fc.option(sentence, { nil: undefined }), reversed: fc.boolean() });
-const turn = fc.record({ user: sentence, asBlocks: fc.boolean(), rounds: fc.array(round, { maxLength: 3 }), answer: sentence });
+const round = fc.record({
+  text: fc.option(sentence, { nil: undefined }),
+  thinking: fc.boolean(),
+  calls: fc.array(callSpec, { minLength: 1, maxLength: 3 }),
+  after: fc.option(sentence, { nil: undefined }),
+  reversed: fc.boolean(),
+});
+const turn = fc.record({
+  user: sentence,
+  asBlocks: fc.boolean(),
+  rounds: fc.array(round, { maxLength: 3 }),
+  answer: sentence,
+});
 const turns = fc.array(turn, { minLength: 1, maxLength: 4 });
 
 export function validNative(format: FormatName): fc.Arbitrary<unknown[]> {
@@ -31,12 +52,27 @@ function buildAnthropic(value: Turn[]): unknown[] {
       const blocks: unknown[] = [];
       if (step.thinking) blocks.push({ type: 'thinking', thinking: 'considering', signature: `sig${counter}` });
       if (step.text !== undefined) blocks.push({ type: 'text', text: step.text });
-      step.calls.forEach((call, position) => blocks.push({ type: 'tool_use', id: ids[position], name: call.name, input: call.input }));
+      step.calls.forEach((call, position) =>
+        blocks.push({ type: 'tool_use', id: ids[position], name: call.name, input: call.input }),
+      );
       messages.push({ role: 'assistant', content: blocks });
-      const results = step.calls.map((call, position) => ({ type: 'tool_result', tool_use_id: ids[position], content: call.result }));
-      messages.push({ role: 'user', content: [...(step.reversed ? results.reverse() : results), ...(step.after === undefined ? [] : [{ type: 'text', text: step.after }])] });
+      const results = step.calls.map((call, position) => ({
+        type: 'tool_result',
+        tool_use_id: ids[position],
+        content: call.result,
+      }));
+      messages.push({
+        role: 'user',
+        content: [
+          ...(step.reversed ? results.reverse() : results),
+          ...(step.after === undefined ? [] : [{ type: 'text', text: step.after }]),
+        ],
+      });
     }
-    messages.push({ role: 'assistant', content: entry.asBlocks ? [{ type: 'text', text: entry.answer }] : entry.answer });
+    messages.push({
+      role: 'assistant',
+      content: entry.asBlocks ? [{ type: 'text', text: entry.answer }] : entry.answer,
+    });
   }
   return messages;
 }
@@ -50,9 +86,23 @@ function buildGemini(value: Turn[], withIds: boolean): unknown[] {
       const ids = step.calls.map(() => `call_${(counter += 1)}`);
       const parts: unknown[] = [];
       if (step.text !== undefined) parts.push({ text: step.text, ...(step.thinking ? { thought: true } : {}) });
-      step.calls.forEach((call, position) => parts.push({ functionCall: { ...(withIds ? { id: ids[position] } : {}), name: call.name, args: call.input }, ...(step.thinking && position === 0 ? { thoughtSignature: 'c2ln' } : {}) }));
+      step.calls.forEach((call, position) =>
+        parts.push({
+          functionCall: { ...(withIds ? { id: ids[position] } : {}), name: call.name, args: call.input },
+          ...(step.thinking && position === 0 ? { thoughtSignature: 'c2ln' } : {}),
+        }),
+      );
       contents.push({ role: 'model', parts });
-      contents.push({ role: 'user', parts: step.calls.map((call, position) => ({ functionResponse: { ...(withIds ? { id: ids[position] } : {}), name: call.name, response: { output: call.result } } })) });
+      contents.push({
+        role: 'user',
+        parts: step.calls.map((call, position) => ({
+          functionResponse: {
+            ...(withIds ? { id: ids[position] } : {}),
+            name: call.name,
+            response: { output: call.result },
+          },
+        })),
+      });
       if (step.after !== undefined) contents.push({ role: 'user', parts: [{ text: step.after }] });
     }
     contents.push({ role: 'model', parts: [{ text: entry.answer }] });
@@ -64,13 +114,29 @@ function buildResponses(value: Turn[]): unknown[] {
   const items: unknown[] = [];
   let counter = 0;
   for (const entry of value) {
-    items.push(entry.asBlocks ? { type: 'message', role: 'user', content: [{ type: 'input_text', text: entry.user }] } : { role: 'user', content: entry.user });
+    items.push(
+      entry.asBlocks
+        ? { type: 'message', role: 'user', content: [{ type: 'input_text', text: entry.user }] }
+        : { role: 'user', content: entry.user },
+    );
     for (const step of entry.rounds) {
       const ids = step.calls.map(() => `call_${(counter += 1)}`);
       if (step.thinking) items.push({ type: 'reasoning', id: `rs_${counter}`, summary: [], encrypted_content: 'gAAA' });
-      step.calls.forEach((call, position) => items.push({ type: 'function_call', id: `fc_${ids[position]}`, call_id: ids[position], name: call.name, arguments: JSON.stringify(call.input) }));
+      step.calls.forEach((call, position) =>
+        items.push({
+          type: 'function_call',
+          id: `fc_${ids[position]}`,
+          call_id: ids[position],
+          name: call.name,
+          arguments: JSON.stringify(call.input),
+        }),
+      );
       if (step.after !== undefined) items.push({ type: 'message', role: 'user', content: step.after });
-      const outputs = step.calls.map((call, position) => ({ type: 'function_call_output', call_id: ids[position], output: call.result }));
+      const outputs = step.calls.map((call, position) => ({
+        type: 'function_call_output',
+        call_id: ids[position],
+        output: call.result,
+      }));
       items.push(...(step.reversed ? outputs.reverse() : outputs));
     }
     items.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: entry.answer }] });
@@ -79,11 +145,37 @@ function buildResponses(value: Turn[]): unknown[] {
 }
 
 type Damage =
-  | { op: 'drop' | 'duplicate' | 'wedge' | 'empty-text' | 'drop-block' | 'reverse-blocks' | 'split' | 'junk' | 'swap' | 'strip-id'; at: number; block: number }
+  | {
+      op:
+        | 'drop'
+        | 'duplicate'
+        | 'wedge'
+        | 'empty-text'
+        | 'drop-block'
+        | 'reverse-blocks'
+        | 'split'
+        | 'junk'
+        | 'swap'
+        | 'strip-id';
+      at: number;
+      block: number;
+    }
   | { op: 'head'; at: number; block: number };
 
 const damage: fc.Arbitrary<Damage> = fc.record({
-  op: fc.constantFrom('drop', 'duplicate', 'wedge', 'empty-text', 'drop-block', 'reverse-blocks', 'split', 'junk', 'swap', 'head', 'strip-id'),
+  op: fc.constantFrom(
+    'drop',
+    'duplicate',
+    'wedge',
+    'empty-text',
+    'drop-block',
+    'reverse-blocks',
+    'split',
+    'junk',
+    'swap',
+    'head',
+    'strip-id',
+  ),
   at: fc.nat({ max: 40 }),
   block: fc.nat({ max: 4 }),
 }) as fc.Arbitrary<Damage>;
@@ -107,7 +199,10 @@ function apply(format: FormatName, items: unknown[], step: Damage): unknown[] {
   const target = items[at] as Record<string, unknown>;
   const out = items.slice();
   const key = blocksKey(format);
-  const blocks = target !== null && typeof target === 'object' && Array.isArray(target[key]) ? (target[key] as unknown[]) : undefined;
+  const blocks =
+    target !== null && typeof target === 'object' && Array.isArray(target[key])
+      ? (target[key] as unknown[])
+      : undefined;
   switch (step.op) {
     case 'drop':
       out.splice(at, 1);
@@ -116,7 +211,15 @@ function apply(format: FormatName, items: unknown[], step: Damage): unknown[] {
       out.splice(at, 0, target);
       return out;
     case 'wedge':
-      out.splice(at, 0, format === 'gemini-contents' ? { role: 'user', parts: [{ text: 'wedged note' }] } : format === 'anthropic-messages' ? { role: 'user', content: 'wedged note' } : { type: 'message', role: 'user', content: 'wedged note' });
+      out.splice(
+        at,
+        0,
+        format === 'gemini-contents'
+          ? { role: 'user', parts: [{ text: 'wedged note' }] }
+          : format === 'anthropic-messages'
+            ? { role: 'user', content: 'wedged note' }
+            : { type: 'message', role: 'user', content: 'wedged note' },
+      );
       return out;
     case 'junk':
       out.splice(at, 0, step.block % 2 === 0 ? 42 : null);
@@ -128,10 +231,15 @@ function apply(format: FormatName, items: unknown[], step: Damage): unknown[] {
       return out.slice(Math.min(at, out.length - 1) || 1);
     case 'empty-text':
       if (format === 'responses-input') out.push({ type: 'reasoning', id: `rs_dangling_${at}`, summary: [] });
-      else if (blocks !== undefined) out[at] = { ...target, [key]: [format === 'gemini-contents' ? { text: '' } : { type: 'text', text: '' }, ...blocks] };
+      else if (blocks !== undefined)
+        out[at] = {
+          ...target,
+          [key]: [format === 'gemini-contents' ? { text: '' } : { type: 'text', text: '' }, ...blocks],
+        };
       return out;
     case 'drop-block':
-      if (blocks !== undefined && blocks.length > 0) out[at] = { ...target, [key]: blocks.filter((_, position) => position !== step.block % blocks.length) };
+      if (blocks !== undefined && blocks.length > 0)
+        out[at] = { ...target, [key]: blocks.filter((_, position) => position !== step.block % blocks.length) };
       return out;
     case 'reverse-blocks':
       if (blocks !== undefined) out[at] = { ...target, [key]: blocks.slice().reverse() };

@@ -14,7 +14,9 @@ export function nativeTexts(format: FormatName, element: unknown): string[] {
       return;
     }
     if (Array.isArray(value)) {
-      for (const part of value) if (part !== null && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') add((part as { text: string }).text);
+      for (const part of value)
+        if (part !== null && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string')
+          add((part as { text: string }).text);
       return;
     }
     if (value !== null && typeof value === 'object' && Object.keys(value).length > 0) texts.push(JSON.stringify(value));
@@ -35,7 +37,9 @@ export function nativeTexts(format: FormatName, element: unknown): string[] {
       add(part?.['text']);
       const call = (part?.['functionCall'] ?? part?.['function_call']) as Record<string, unknown> | undefined;
       if (call !== undefined) add(call['args']);
-      const response = (part?.['functionResponse'] ?? part?.['function_response']) as Record<string, unknown> | undefined;
+      const response = (part?.['functionResponse'] ?? part?.['function_response']) as
+        | Record<string, unknown>
+        | undefined;
       if (response !== undefined) add(response['response']);
     }
   } else {
@@ -46,7 +50,12 @@ export function nativeTexts(format: FormatName, element: unknown): string[] {
   return texts;
 }
 
-export function assertNativeNothingLost(format: FormatName, input: readonly unknown[], output: readonly unknown[], changes: readonly FormatChange[]): void {
+export function assertNativeNothingLost(
+  format: FormatName,
+  input: readonly unknown[],
+  output: readonly unknown[],
+  changes: readonly FormatChange[],
+): void {
   const named = new Set(changes.map((change) => change.index));
   const haystack = output.map((element) => nativeTexts(format, element).join('\u0000')).join('\u0001');
   input.forEach((element, index) => {
@@ -59,7 +68,11 @@ export function assertNativeNothingLost(format: FormatName, input: readonly unkn
 }
 
 /** Elements no change names are the very same objects in the output. */
-export function assertNativeUntouchedSame(input: readonly unknown[], output: readonly unknown[], changes: readonly FormatChange[]): void {
+export function assertNativeUntouchedSame(
+  input: readonly unknown[],
+  output: readonly unknown[],
+  changes: readonly FormatChange[],
+): void {
   const named = new Set(changes.map((change) => change.index));
   const present = new Set(output);
   input.forEach((element, index) => {

@@ -27,14 +27,17 @@ export interface PostgresServer {
 export function findPostgresBinaries(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => Number(b) - Number(a));
     for (const version of versions) {
       const bin = join(root, version, 'bin');
       if (existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl'))) return bin;
     }
   }
   for (const directory of (process.env['PATH'] ?? '').split(':')) {
-    if (directory !== '' && existsSync(join(directory, 'initdb')) && existsSync(join(directory, 'pg_ctl'))) return directory;
+    if (directory !== '' && existsSync(join(directory, 'initdb')) && existsSync(join(directory, 'pg_ctl')))
+      return directory;
   }
   return undefined;
 }
@@ -42,7 +45,8 @@ export function findPostgresBinaries(): string | undefined {
 /** Why the PostgreSQL tests cannot run here (one note), or undefined when they can. */
 export function postgresSkipReason(): string | undefined {
   if (findPostgresBinaries() !== undefined) return undefined;
-  if (process.env['CI'] !== undefined) throw new Error('PostgreSQL binaries (initdb, pg_ctl) are missing in CI: .ci/run installs the postgresql package');
+  if (process.env['CI'] !== undefined)
+    throw new Error('PostgreSQL binaries (initdb, pg_ctl) are missing in CI: .ci/run installs the postgresql package');
   return 'PostgreSQL is not installed (initdb/pg_ctl not found): apt-get install postgresql to run these tests';
 }
 
@@ -61,10 +65,36 @@ export async function startPostgres(): Promise<PostgresServer> {
     await chown(join(directory, 'password'), ...(await postgresIds()));
   }
   await chmod(directory, 0o700);
-  const as = (command: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, command), ...args], { cwd: directory }) : run(join(bin, command), args, { cwd: directory }));
+  const as = (command: string, args: string[]) =>
+    asRoot
+      ? run('runuser', ['-u', 'postgres', '--', join(bin, command), ...args], { cwd: directory })
+      : run(join(bin, command), args, { cwd: directory });
   try {
-    await as('initdb', ['-D', data, '-U', user, `--pwfile=${join(directory, 'password')}`, '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-sync']);
-    const settings = ['-p', String(port), '-k', directory, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=100', '-c', 'shared_buffers=32MB'];
+    await as('initdb', [
+      '-D',
+      data,
+      '-U',
+      user,
+      `--pwfile=${join(directory, 'password')}`,
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ]);
+    const settings = [
+      '-p',
+      String(port),
+      '-k',
+      directory,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=100',
+      '-c',
+      'shared_buffers=32MB',
+    ];
     await as('pg_ctl', ['-D', data, '-o', settings.join(' '), '-l', join(directory, 'log'), '-w', '-t', '60', 'start']);
   } catch (error) {
     const log = await readFile(join(directory, 'log'), 'utf8').catch(() => '');
@@ -113,7 +143,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

@@ -1,6 +1,7 @@
 /** Commit a planned surface replacement to the live session, one replace op per edit. */
-import { createAssistantMessage, createUserMessage } from '@deepseek-ai/dsh-llm';
+
 import type { AssistantMessage, MessageSource, UserMessage } from '@deepseek-ai/dsh-llm';
+import { createAssistantMessage, createUserMessage } from '@deepseek-ai/dsh-llm';
 import type { Session } from './host.js';
 import type { SurfaceEdit } from './surface-edit.js';
 
@@ -33,10 +34,15 @@ export function applyEdits(session: Session, edits: readonly SurfaceEdit[], at?:
         content: edit.content,
         source: { provider: original.source.provider, model: original.source.model },
       });
-      session.append('assistant/message', { ...positionOf(edit, at), message }, { surfaceOp, sourceEventSeqs: edit.sources });
+      session.append(
+        'assistant/message',
+        { ...positionOf(edit, at), message },
+        { surfaceOp, sourceEventSeqs: edit.sources },
+      );
     } else {
       const base = edit.base.message as UserMessage;
-      const source: MessageSource = edit.kind === 'neutralise-orphan' ? PLUGIN_SOURCE : base.source.kind === 'tool' ? PLUGIN_SOURCE : base.source;
+      const source: MessageSource =
+        edit.kind === 'neutralise-orphan' ? PLUGIN_SOURCE : base.source.kind === 'tool' ? PLUGIN_SOURCE : base.source;
       const message = createUserMessage({ content: edit.content, source });
       session.append('user/message', message, { surfaceOp, sourceEventSeqs: edit.sources });
     }

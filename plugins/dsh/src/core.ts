@@ -3,5 +3,6 @@
  * time (see docs/decisions/dsh-bundled-core.md): the plugin installs as one tarball with no
  * dependency on an `unstuck` package. This file is the one place that crosses into the core.
  */
-export { check, classifyError, fnv1a, isPairingRule, repair } from '../../../src/core/index.js';
+
 export type { Message, Violation } from '../../../src/core/index.js';
+export { check, classifyError, fnv1a, isPairingRule, repair } from '../../../src/core/index.js';

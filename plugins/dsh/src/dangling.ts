@@ -4,7 +4,7 @@
  * Results for them can still be made adjacent by appending, because nothing but results for
  * that assistant follows it.
  */
-import { isResultOnly, isToolResult, toolCallsOf, type Message, type ToolCallBlock } from './host.js';
+import { isResultOnly, isToolResult, type Message, type ToolCallBlock, toolCallsOf } from './host.js';
 
 export interface Dangling {
   /** Index (in the given messages) of the assistant whose calls are open. */

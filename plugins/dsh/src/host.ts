@@ -62,7 +62,15 @@ declare module '@deepseek-ai/cordis' {
       next: () => Promise<PreStepDecision>,
     ): Promise<PreStepDecision>;
     'agent/request-error'(
-      payload: { agent: AgentLike; turn: number; step: number; provider: string; failure: FailureLike; retryPolicy: unknown; signal: AbortSignal },
+      payload: {
+        agent: AgentLike;
+        turn: number;
+        step: number;
+        provider: string;
+        failure: FailureLike;
+        retryPolicy: unknown;
+        signal: AbortSignal;
+      },
       next: () => Promise<RequestErrorAction>,
     ): Promise<RequestErrorAction>;
   }

@@ -21,9 +21,19 @@ import z from '@deepseek-ai/schemastery';
 import { applyEdits } from './apply-edits.js';
 import { check, classifyError, isPairingRule } from './core.js';
 import { findDangling } from './dangling.js';
+import {
+  type AgentLike,
+  type FailureLike,
+  isResultOnly,
+  isToolResult,
+  type Message,
+  type PreStepDecision,
+  type RequestErrorAction,
+  type Session,
+  type UserMessage,
+} from './host.js';
 import { planBalance } from './plan-balance.js';
 import { planHeal } from './plan-heal.js';
-import { isResultOnly, isToolResult, type AgentLike, type FailureLike, type Message, type PreStepDecision, type RequestErrorAction, type Session, type UserMessage } from './host.js';
 import { guardRequest, streamKey, withStableIds } from './stream-guard.js';
 import { lastTurnEnd, readSurface, type SurfaceNode } from './surface.js';
 import { syntheticResult } from './synthetic-result.js';
@@ -78,7 +88,10 @@ export function isPairingFailure(failure: FailureLike, session?: Session, model?
   if (classified !== undefined) return isPairingRule(classified.rule);
   if (session === undefined) return false;
   const wanted = normalise(failure.message);
-  const violations = check(toWire(visibleMessages(session)).messages, { profile: 'deepseek', ...(model === undefined ? {} : { model }) });
+  const violations = check(toWire(visibleMessages(session)).messages, {
+    profile: 'deepseek',
+    ...(model === undefined ? {} : { model }),
+  });
   return violations.some((violation) => isPairingRule(violation.rule) && normalise(violation.message) === wanted);
 }
 
@@ -91,7 +104,11 @@ export function apply(ctx: Context, config: Config): void {
     try {
       return run();
     } catch (error) {
-      logger.warn('%s failed, leaving the session as it is: %s', what, error instanceof Error ? error.message : String(error));
+      logger.warn(
+        '%s failed, leaving the session as it is: %s',
+        what,
+        error instanceof Error ? error.message : String(error),
+      );
       return fallback;
     }
   };
@@ -116,68 +133,96 @@ export function apply(ctx: Context, config: Config): void {
       dangling.calls.forEach((call, position) => {
         agent.send(syntheticResult(call, reason), 'next-turn', position === dangling.calls.length - 1);
       });
-      logger.info('session %s: sent %d error result(s) for a crashed tool dispatch and woke the agent', session.id, dangling.calls.length);
+      logger.info(
+        'session %s: sent %d error result(s) for a crashed tool dispatch and woke the agent',
+        session.id,
+        dangling.calls.length,
+      );
     });
   });
 
   // Results for open calls enter the step first, adjacent to their call. Registered first
   // (prepend) so that, before anything else runs in the step (compaction's pressure check
   // included), pairs that a crash recovery completed with user/message results are made balanced.
-  ctx.on('agent/pre-step', async function balanceThenAnswerOpenCalls(payload, next) {
-    if (config.enabled) {
-      safely('tool-pairing balance', undefined, () => {
-        const session = payload.agent.session;
-        const nodes = readSurface(session);
-        if (findDangling(messagesOf(nodes)) !== undefined) return;
-        const edits = planBalance(nodes);
-        if (edits.length === 0) return;
-        applyEdits(session, edits);
-        logger.info('session %s: %s', session.id, edits.map((edit) => edit.detail).join('; '));
-      });
-    }
-    const decision = await next();
-    if (!config.enabled || decision.kind !== 'enter') return decision;
-    return safely('pre-step results', decision, () => {
-      const session = payload.agent.session;
-      const dangling = findDangling(visibleMessages(session));
-      if (dangling === undefined) return decision;
-      const open = new Set(dangling.calls.map((call) => call.id as string));
-      const answering: UserMessage[] = [];
-      const rest: UserMessage[] = [];
-      for (const message of decision.messages) {
-        const answers = isResultOnly(message) && message.content.every((block) => isToolResult(block) && open.has(block.toolCallId));
-        (answers ? answering : rest).push(message);
+  ctx.on(
+    'agent/pre-step',
+    async function balanceThenAnswerOpenCalls(payload, next) {
+      if (config.enabled) {
+        safely('tool-pairing balance', undefined, () => {
+          const session = payload.agent.session;
+          const nodes = readSurface(session);
+          if (findDangling(messagesOf(nodes)) !== undefined) return;
+          const edits = planBalance(nodes);
+          if (edits.length === 0) return;
+          applyEdits(session, edits);
+          logger.info('session %s: %s', session.id, edits.map((edit) => edit.detail).join('; '));
+        });
       }
-      for (const message of answering) for (const block of message.content) if (isToolResult(block)) open.delete(block.toolCallId);
-      const reason = crashReason(session);
-      const synthetic = dangling.calls.filter((call) => open.has(call.id)).map((call) => syntheticResult(call, reason));
-      if (synthetic.length === 0 && decision.messages.slice(0, answering.length).every((message, index) => message === answering[index])) return decision;
-      logger.info('session %s: %d error result(s) enter the step ahead of its other messages', session.id, synthetic.length + answering.length);
-      return { kind: 'enter', messages: [...answering, ...synthetic, ...rest] };
-    });
-  }, { prepend: true });
+      const decision = await next();
+      if (!config.enabled || decision.kind !== 'enter') return decision;
+      return safely('pre-step results', decision, () => {
+        const session = payload.agent.session;
+        const dangling = findDangling(visibleMessages(session));
+        if (dangling === undefined) return decision;
+        const open = new Set(dangling.calls.map((call) => call.id as string));
+        const answering: UserMessage[] = [];
+        const rest: UserMessage[] = [];
+        for (const message of decision.messages) {
+          const answers =
+            isResultOnly(message) &&
+            message.content.every((block) => isToolResult(block) && open.has(block.toolCallId));
+          (answers ? answering : rest).push(message);
+        }
+        for (const message of answering)
+          for (const block of message.content) if (isToolResult(block)) open.delete(block.toolCallId);
+        const reason = crashReason(session);
+        const synthetic = dangling.calls
+          .filter((call) => open.has(call.id))
+          .map((call) => syntheticResult(call, reason));
+        if (
+          synthetic.length === 0 &&
+          decision.messages.slice(0, answering.length).every((message, index) => message === answering[index])
+        )
+          return decision;
+        logger.info(
+          'session %s: %d error result(s) enter the step ahead of its other messages',
+          session.id,
+          synthetic.length + answering.length,
+        );
+        return { kind: 'enter', messages: [...answering, ...synthetic, ...rest] };
+      });
+    },
+    { prepend: true },
+  );
 
   // A pairing 400 heals the surface, then the step retries once. Registered first so a
   // terminal retry policy downstream never sees a failure this handler owns.
-  ctx.on('agent/request-error', async function healAndRetry(payload, next) {
-    if (!config.enabled) return next();
-    const session = payload.agent.session;
-    if (!safely('failure check', false, () => isPairingFailure(payload.failure, session, payload.agent.options?.model))) return next();
-    const key = `${payload.turn}:${payload.step}`;
-    const done = retried.get(session) ?? new Set<string>();
-    if (done.has(key)) return next();
-    const healed = safely('surface replacement', false, () => {
-      const edits = planHeal(session, readSurface(session));
-      if (edits.length === 0) return false;
-      applyEdits(session, edits, { turn: payload.turn, step: payload.step });
-      logger.info('session %s: %s; retrying', session.id, edits.map((edit) => edit.detail).join('; '));
-      return true;
-    });
-    if (!healed) return next();
-    done.add(key);
-    retried.set(session, done);
-    return { kind: 'retry' };
-  }, { prepend: true });
+  ctx.on(
+    'agent/request-error',
+    async function healAndRetry(payload, next) {
+      if (!config.enabled) return next();
+      const session = payload.agent.session;
+      if (
+        !safely('failure check', false, () => isPairingFailure(payload.failure, session, payload.agent.options?.model))
+      )
+        return next();
+      const key = `${payload.turn}:${payload.step}`;
+      const done = retried.get(session) ?? new Set<string>();
+      if (done.has(key)) return next();
+      const healed = safely('surface replacement', false, () => {
+        const edits = planHeal(session, readSurface(session));
+        if (edits.length === 0) return false;
+        applyEdits(session, edits, { turn: payload.turn, step: payload.step });
+        logger.info('session %s: %s; retrying', session.id, edits.map((edit) => edit.detail).join('; '));
+        return true;
+      });
+      if (!healed) return next();
+      done.add(key);
+      retried.set(session, done);
+      return { kind: 'retry' };
+    },
+    { prepend: true },
+  );
 
   // Every request checked; what is ours to change repaired; empty call ids made stable.
   ctx.on('llm/stream', function checkEveryRequest(options, next) {
@@ -187,7 +232,14 @@ export function apply(ctx: Context, config: Config): void {
       if (report.violations.length === 0) return;
       const rules = [...new Set(report.violations.map((violation) => violation.rule))].join(', ');
       if (report.repaired) logger.info('%s request repaired in place (%s)', report.purpose, rules);
-      else logger.warn('%s request has %d problem(s) the provider may reject (%s)%s', report.purpose, report.violations.length, rules, report.frozen ? '; it is frozen, so the session is healed instead' : '');
+      else
+        logger.warn(
+          '%s request has %d problem(s) the provider may reject (%s)%s',
+          report.purpose,
+          report.violations.length,
+          rules,
+          report.frozen ? '; it is frozen, so the session is healed instead' : '',
+        );
     });
     return withStableIds(next(), streamKey(options));
   });

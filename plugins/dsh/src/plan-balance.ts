@@ -9,10 +9,11 @@
  * and those results become user text. Nothing else is touched: unanswered calls, orphans and
  * duplicates are `planHeal`'s, on a pairing 400.
  */
-import { isResultOnly, isToolResult, toolCallsOf, type ContentBlock, type Message } from './host.js';
+
 import { callNote, neutralised, textOf } from './edit-text.js';
-import type { SurfaceEdit } from './surface-edit.js';
+import { type ContentBlock, isResultOnly, isToolResult, type Message, toolCallsOf } from './host.js';
 import type { SurfaceNode } from './surface.js';
+import type { SurfaceEdit } from './surface-edit.js';
 
 export function planBalance(nodes: readonly SurfaceNode[]): SurfaceEdit[] {
   const edits: SurfaceEdit[] = [];
@@ -30,7 +31,9 @@ export function planBalance(nodes: readonly SurfaceNode[]): SurfaceEdit[] {
     const answers = (candidate: SurfaceNode & { message: Message }, type: string): boolean => {
       if (candidate.event.type !== type || !isResultOnly(candidate.message)) return false;
       const ids = candidate.message.content.filter(isToolResult).map((block) => block.toolCallId as string);
-      return ids.every((id, position) => id !== '' && declared.has(id) && !answered.has(id) && ids.indexOf(id) === position);
+      return ids.every(
+        (id, position) => id !== '' && declared.has(id) && !answered.has(id) && ids.indexOf(id) === position,
+      );
     };
     const take = (candidate: SurfaceNode & { message: Message }): void => {
       for (const block of candidate.message.content) if (isToolResult(block)) answered.add(block.toolCallId);
@@ -42,7 +45,10 @@ export function planBalance(nodes: readonly SurfaceNode[]): SurfaceEdit[] {
     const asText: (SurfaceNode & { message: Message })[] = [];
     const unpaired = new Set<string>();
     if (next < visible.length && answers(visible[next]!, 'user/message')) {
-      while (next < visible.length && (answers(visible[next]!, 'user/message') || answers(visible[next]!, 'tool/result'))) {
+      while (
+        next < visible.length &&
+        (answers(visible[next]!, 'user/message') || answers(visible[next]!, 'tool/result'))
+      ) {
         const candidate = visible[next++]!;
         for (const block of candidate.message.content) if (isToolResult(block)) unpaired.add(block.toolCallId);
         take(candidate);
@@ -52,16 +58,30 @@ export function planBalance(nodes: readonly SurfaceNode[]): SurfaceEdit[] {
     if (asText.length > 0) {
       const message = node.message;
       const moved = calls.filter((call) => unpaired.has(call.id));
-      const content: ContentBlock[] = message.content.filter((block) => block.type !== 'tool-call' || !unpaired.has(block.id));
+      const content: ContentBlock[] = message.content.filter(
+        (block) => block.type !== 'tool-call' || !unpaired.has(block.id),
+      );
       const separator = textOf(message.content).length > 0 ? '\n\n' : '';
       content.push({ type: 'text', text: separator + callNote(moved, 'balance') });
       edits.push({
-        kind: 'balance', role: 'assistant', start: node.seq, end: node.seq, sources: [node.seq], content, base: node,
+        kind: 'balance',
+        role: 'assistant',
+        start: node.seq,
+        end: node.seq,
+        sources: [node.seq],
+        content,
+        base: node,
         detail: `assistant at seq ${node.seq}: ${moved.length} call(s) answered by user messages kept as text`,
       });
       for (const result of asText) {
         edits.push({
-          kind: 'balance', role: 'user', start: result.seq, end: result.seq, sources: [result.seq], content: neutralised(result.message), base: result,
+          kind: 'balance',
+          role: 'user',
+          start: result.seq,
+          end: result.seq,
+          sources: [result.seq],
+          content: neutralised(result.message),
+          base: result,
           detail: `result at seq ${result.seq} (after one logged as a user message): made user text`,
         });
       }

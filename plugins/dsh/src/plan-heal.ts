@@ -8,12 +8,22 @@
  * into user text, and folds a user message repeated back to back into one. A plan for a healed
  * surface is empty: that is what makes the retry happen only once.
  */
-import { isResultOnly, isToolResult, hasResults, toolCallsOf, type ContentBlock, type Message, type SessionEvent, type ToolCallBlock } from './host.js';
-import type { Session } from './host.js';
+
 import { callNote, neutralised, textOf } from './edit-text.js';
-import type { SurfaceEdit } from './surface-edit.js';
+import type { Session } from './host.js';
+import {
+  type ContentBlock,
+  hasResults,
+  isResultOnly,
+  isToolResult,
+  type Message,
+  type SessionEvent,
+  type ToolCallBlock,
+  toolCallsOf,
+} from './host.js';
 import type { SurfaceNode } from './surface.js';
 import { eventAt } from './surface.js';
+import type { SurfaceEdit } from './surface-edit.js';
 
 /** Tool calls of the assistant events an assistant replacement was made from (its "original"). */
 function originalCalls(session: Session, node: SurfaceNode, current: ReadonlySet<string>): Map<string, ToolCallBlock> {
@@ -64,7 +74,10 @@ export function planHeal(session: Session, nodes: readonly SurfaceNode[]): Surfa
     // such calls stable ids) cannot be answered legally by any result: it is stripped, and its
     // empty-id result made text.
     const declared = new Map(calls.filter((call) => call.id !== '').map((call) => [call.id, call] as const));
-    const restorable = message.role === 'assistant' ? originalCalls(session, node, new Set(declared.keys())) : new Map<string, ToolCallBlock>();
+    const restorable =
+      message.role === 'assistant'
+        ? originalCalls(session, node, new Set(declared.keys()))
+        : new Map<string, ToolCallBlock>();
 
     if (message.role === 'assistant' && (calls.length > 0 || restorable.size > 0)) {
       const answered = new Set<string>();
@@ -73,7 +86,10 @@ export function planHeal(session: Session, nodes: readonly SurfaceNode[]): Surfa
         const candidate = visible[next]!;
         if (!isResultOnly(candidate.message)) break;
         const ids = candidate.message.content.filter(isToolResult).map((block) => block.toolCallId);
-        const fits = ids.every((id, position) => id !== '' && (declared.has(id) || restorable.has(id)) && !answered.has(id) && ids.indexOf(id) === position);
+        const fits = ids.every(
+          (id, position) =>
+            id !== '' && (declared.has(id) || restorable.has(id)) && !answered.has(id) && ids.indexOf(id) === position,
+        );
         if (!fits) break;
         for (const id of ids) answered.add(id);
         next += 1;
@@ -82,7 +98,9 @@ export function planHeal(session: Session, nodes: readonly SurfaceNode[]): Surfa
       const restored = [...restorable.values()].filter((call) => answered.has(call.id));
       if (stripped.length > 0 || restored.length > 0) {
         const strippedIds = new Set(stripped.map((call) => call.id));
-        const content: ContentBlock[] = message.content.filter((block) => block.type !== 'tool-call' || !strippedIds.has(block.id));
+        const content: ContentBlock[] = message.content.filter(
+          (block) => block.type !== 'tool-call' || !strippedIds.has(block.id),
+        );
         content.push(...restored);
         if (stripped.length > 0) {
           const separator = textOf(message.content).length > 0 ? '\n\n' : '';
@@ -126,7 +144,13 @@ export function planHeal(session: Session, nodes: readonly SurfaceNode[]): Surfa
       // Crash retries leave the same prompt logged once per failed turn, back to back.
       let next = index + 1;
       const key = contentKey(message);
-      while (next < visible.length && visible[next]!.message.role === 'user' && !hasResults(visible[next]!.message) && contentKey(visible[next]!.message) === key) next += 1;
+      while (
+        next < visible.length &&
+        visible[next]!.message.role === 'user' &&
+        !hasResults(visible[next]!.message) &&
+        contentKey(visible[next]!.message) === key
+      )
+        next += 1;
       if (next - index > 1) {
         const last = visible[next - 1]!;
         edits.push({

@@ -8,6 +8,8 @@ import { fnv1a } from './core.js';
 export function stableCallId(key: string, blockIndex: number): string {
   const text = `${key}#${blockIndex}`;
   const high = fnv1a(text, 0x811c9dc5).toString(16).padStart(8, '0');
-  const low = fnv1a(text, 0x01000193 ^ 0x5bd1e995).toString(16).padStart(8, '0');
+  const low = fnv1a(text, 0x01000193 ^ 0x5bd1e995)
+    .toString(16)
+    .padStart(8, '0');
   return `call_unstuck_${high}${low}`;
 }

@@ -6,10 +6,17 @@
  * repaired in place. The stream coming back is passed through, except that a tool call whose
  * id arrived empty gets a stable id.
  */
-import { createMessage, createToolResultMessage, createUserMessage, isAgentLoopRequest, type CallId } from '@deepseek-ai/dsh-llm';
+
 import type { GenerateOptions, StreamChunk } from '@deepseek-ai/dsh-llm';
-import { check, repair, type Message as WireMessage, type Violation } from './core.js';
+import {
+  type CallId,
+  createMessage,
+  createToolResultMessage,
+  createUserMessage,
+  isAgentLoopRequest,
+} from '@deepseek-ai/dsh-llm';
 import { PLUGIN_SOURCE } from './apply-edits.js';
+import { check, repair, type Violation, type Message as WireMessage } from './core.js';
 import type { ContentBlock, Message } from './host.js';
 import { stableCallId } from './stable-id.js';
 import { toWire } from './to-wire.js';
@@ -28,7 +35,12 @@ function wireText(content: WireMessage['content']): string {
 }
 
 /** Harness messages for a repaired wire history: untouched harness messages are reused as they are. */
-export function fromWire(repaired: readonly WireMessage[], original: readonly Message[], projection: { messages: WireMessage[]; origin: number[] }, options: GenerateOptions): Message[] {
+export function fromWire(
+  repaired: readonly WireMessage[],
+  original: readonly Message[],
+  projection: { messages: WireMessage[]; origin: number[] },
+  options: GenerateOptions,
+): Message[] {
   const originOf = new Map<WireMessage, number>();
   projection.messages.forEach((wire, index) => originOf.set(wire, projection.origin[index]!));
   const expected = new Map<number, number>();
@@ -51,14 +63,32 @@ export function fromWire(repaired: readonly WireMessage[], original: readonly Me
     const text = wireText(wire.content);
     if (wire.role === 'assistant') {
       const content: ContentBlock[] = [];
-      if (typeof wire.reasoning_content === 'string' && wire.reasoning_content.length > 0) content.push({ type: 'reasoning', text: wire.reasoning_content });
+      if (typeof wire.reasoning_content === 'string' && wire.reasoning_content.length > 0)
+        content.push({ type: 'reasoning', text: wire.reasoning_content });
       if (text.length > 0) content.push({ type: 'text', text });
       for (const call of wire.tool_calls ?? []) {
-        content.push({ type: 'tool-call', id: (call.id ?? '') as CallId, name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' });
+        content.push({
+          type: 'tool-call',
+          id: (call.id ?? '') as CallId,
+          name: call.function?.name ?? '',
+          arguments: call.function?.arguments ?? '',
+        });
       }
-      messages.push(createMessage({ role: 'assistant', content, source: { kind: 'model', provider: options.provider, model: options.model } }));
+      messages.push(
+        createMessage({
+          role: 'assistant',
+          content,
+          source: { kind: 'model', provider: options.provider, model: options.model },
+        }),
+      );
     } else if (wire.role === 'tool') {
-      messages.push(createToolResultMessage({ callId: (wire.tool_call_id ?? '') as CallId, content: [{ type: 'text', text }], isError: false }));
+      messages.push(
+        createToolResultMessage({
+          callId: (wire.tool_call_id ?? '') as CallId,
+          content: [{ type: 'text', text }],
+          isError: false,
+        }),
+      );
     } else if (wire.role === 'system') {
       messages.push(createMessage({ role: 'system', content: [{ type: 'text', text }], source: PLUGIN_SOURCE }));
     } else {

@@ -31,12 +31,14 @@ export function toWireMessage(message: Message): WireMessage[] {
         toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } });
       }
     }
-    return [{
-      role: 'assistant',
-      content: flattenText(message.content),
-      ...(reasoning.length > 0 ? { reasoning_content: reasoning } : {}),
-      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-    }];
+    return [
+      {
+        role: 'assistant',
+        content: flattenText(message.content),
+        ...(reasoning.length > 0 ? { reasoning_content: reasoning } : {}),
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      },
+    ];
   }
   const wire: WireMessage[] = [];
   const results = message.content.filter((block) => block.type === 'tool-result');

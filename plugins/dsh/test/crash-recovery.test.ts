@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { balancedAtEnd, crashedSession, createAgent, createSession, eventTypes, nextRequest, PREPARE_CRASH, runTurn, useHosts } from './harness.js';
+import {
+  balancedAtEnd,
+  crashedSession,
+  createAgent,
+  createSession,
+  eventTypes,
+  nextRequest,
+  PREPARE_CRASH,
+  runTurn,
+  useHosts,
+} from './harness.js';
 
 const host = useHosts();
 
@@ -10,7 +20,15 @@ describe('a crashed tool dispatch', () => {
     const agent = createAgent(createSession());
     const crash = await crashedSession(off, agent);
     assert.deepEqual(crash.end, { kind: 'error', error: { message: PREPARE_CRASH, code: 'UNKNOWN' } });
-    assert.deepEqual(eventTypes(agent.session), ['turn/start', 'step/start', 'user/message', 'assistant/message', 'tool/call', 'step/end', 'turn/end']);
+    assert.deepEqual(eventTypes(agent.session), [
+      'turn/start',
+      'step/start',
+      'user/message',
+      'assistant/message',
+      'tool/call',
+      'step/end',
+      'turn/end',
+    ]);
     assert.equal(agent.woken, 0);
     const next = await runTurn(off, agent, [{ text: 'never reached' }], 'continue');
     assert.equal(next.end.kind, 'error');
@@ -32,12 +50,15 @@ describe('a crashed tool dispatch', () => {
     assert.equal(woken.end.kind, 'completed');
     assert.deepEqual(woken.failures, []);
     const [request] = woken.requests;
-    assert.deepEqual(request!.map((message) => message.role), ['user', 'assistant', 'tool']);
+    assert.deepEqual(
+      request!.map((message) => message.role),
+      ['user', 'assistant', 'tool'],
+    );
     assert.equal(request![2]!.tool_call_id, 'call_write_1');
     assert.match(String(request![2]!.content), /did not run to completion.*reading 'prepare'/s);
   });
 
-  it('leaves the recovered turn\'s answer as the last assistant message (nothing is appended after it at idle)', async () => {
+  it("leaves the recovered turn's answer as the last assistant message (nothing is appended after it at idle)", async () => {
     const on = await host();
     const agent = createAgent(createSession());
     await crashedSession(on, agent);
@@ -45,10 +66,12 @@ describe('a crashed tool dispatch', () => {
     const events = agent.session.events;
     assert.equal(events[events.length - 1]!.type, 'turn/end');
     const lastAssistant = [...events].reverse().find((event) => event.type === 'assistant/message');
-    assert.deepEqual(lastAssistant?.type === 'assistant/message' && lastAssistant.data.message.content, [{ type: 'text', text: 'The write tool failed.' }]);
+    assert.deepEqual(lastAssistant?.type === 'assistant/message' && lastAssistant.data.message.content, [
+      { type: 'text', text: 'The write tool failed.' },
+    ]);
   });
 
-  it('closes compaction\'s tool-pairing balance at the next step, keeping the reasoning, and that turn is legal', async () => {
+  it("closes compaction's tool-pairing balance at the next step, keeping the reasoning, and that turn is legal", async () => {
     const on = await host();
     const agent = createAgent(createSession());
     await crashedSession(on, agent);
@@ -59,13 +82,16 @@ describe('a crashed tool dispatch', () => {
     assert.deepEqual(after.failures, []);
     assert.equal(balancedAtEnd(agent.session), true);
     const assistant = agent.session.deriveMessages().find((message) => message.role === 'assistant')!;
-    assert.deepEqual(assistant.content.map((block) => block.type), ['reasoning', 'text', 'text']);
+    assert.deepEqual(
+      assistant.content.map((block) => block.type),
+      ['reasoning', 'text', 'text'],
+    );
     assert.deepEqual(assistant.content[0], { type: 'reasoning', text: 'I should write the file.' });
     assert.match(String(after.requests[0]![2]!.content), /^\[unstuck\] Tool error result for call call_write_1:/);
     assert.deepEqual(nextRequest(agent.session).violations, []);
   });
 
-  it('agent/pre-step (balanceThenAnswerOpenCalls): with the plugin loaded only after the crash (a restart), the next turn\'s first request is legal', async () => {
+  it("agent/pre-step (balanceThenAnswerOpenCalls): with the plugin loaded only after the crash (a restart), the next turn's first request is legal", async () => {
     const off = await host({ enabled: false });
     const agent = createAgent(createSession());
     await crashedSession(off, agent);
@@ -73,7 +99,10 @@ describe('a crashed tool dispatch', () => {
     const next = await runTurn(on, agent, [{ text: 'Retrying the write differently.' }], 'continue');
     assert.equal(next.end.kind, 'completed');
     assert.deepEqual(next.failures, []);
-    assert.deepEqual(next.requests[0]!.map((message) => message.role), ['user', 'assistant', 'tool', 'user']);
+    assert.deepEqual(
+      next.requests[0]!.map((message) => message.role),
+      ['user', 'assistant', 'tool', 'user'],
+    );
     await runTurn(on, agent, [{ text: 'ok' }], 'thanks');
     assert.equal(balancedAtEnd(agent.session), true);
   });
@@ -83,12 +112,19 @@ describe('a crashed tool dispatch', () => {
     const agent = createAgent(createSession());
     await crashedSession(on, agent);
     assert.equal(agent.woken, 1);
-    await runTurn(on, agent, [{ text: 'again', calls: [{ id: 'call_retry_1', name: 'write', arguments: '{}' }], crash: true }]);
+    await runTurn(on, agent, [
+      { text: 'again', calls: [{ id: 'call_retry_1', name: 'write', arguments: '{}' }], crash: true },
+    ]);
     assert.equal(agent.woken, 2);
-    await runTurn(on, agent, [{ text: 'again', calls: [{ id: 'call_retry_2', name: 'write', arguments: '{}' }], crash: true }]);
+    await runTurn(on, agent, [
+      { text: 'again', calls: [{ id: 'call_retry_2', name: 'write', arguments: '{}' }], crash: true },
+    ]);
     assert.equal(agent.woken, 2, 'a third crash in a row is left to the next turn');
     assert.equal(agent.inbox.length, 0);
-    assert.deepEqual(nextRequest(agent.session).violations.map((violation) => violation.rule), ['tool-calls-unanswered']);
+    assert.deepEqual(
+      nextRequest(agent.session).violations.map((violation) => violation.rule),
+      ['tool-calls-unanswered'],
+    );
     const resumed = await runTurn(on, agent, [{ text: 'giving up on the tool' }], 'stop trying');
     assert.equal(resumed.end.kind, 'completed');
     assert.deepEqual(resumed.failures, []);

@@ -9,6 +9,7 @@
  */
 import { afterEach } from 'node:test';
 import { Context } from '@deepseek-ai/cordis';
+import { toolPairingBalancedAfter } from '@deepseek-ai/dsh-compaction';
 import {
   BlockAssembler,
   CallId,
@@ -16,17 +17,16 @@ import {
   createToolResultMessage,
   createUserMessage,
   deepFreeze,
-  markAgentLoopRequest,
   type GenerateOptions,
   type LlmFailure,
+  markAgentLoopRequest,
   type StreamChunk,
   type UserMessage,
 } from '@deepseek-ai/dsh-llm';
-import { toolPairingBalancedAfter } from '@deepseek-ai/dsh-compaction';
 import { Session, SessionId } from '@deepseek-ai/dsh-session';
 import { check, getProfile, type Message as WireMessage } from '../../../src/core/index.js';
-import * as plugin from '../src/index.js';
 import type { AgentLike, PreStepDecision, RequestErrorAction } from '../src/host.js';
+import * as plugin from '../src/index.js';
 import { toWire } from '../src/to-wire.js';
 
 export const MODEL = 'deepseek-chat';
@@ -77,7 +77,13 @@ export async function createHost(config: Partial<plugin.Config> = {}, module: ob
   ctx.logger.exporter(exporter as never);
   const fiber = ctx.plugin(module as typeof plugin, config as plugin.Config);
   await fiber;
-  return { ctx, logs, dispose: async () => { await fiber.dispose?.(); } };
+  return {
+    ctx,
+    logs,
+    dispose: async () => {
+      await fiber.dispose?.();
+    },
+  };
 }
 
 let sessions = 0;
@@ -139,13 +145,22 @@ function lastTurn(session: Session): number {
 }
 
 /** The provider: DeepSeek's 400 for an illegal request, otherwise the scripted reply as a stream. */
-async function* provider(request: GenerateOptions, reply: Reply, seen: WireMessage[][], failures: LlmFailure[]): AsyncIterable<StreamChunk> {
+async function* provider(
+  request: GenerateOptions,
+  reply: Reply,
+  seen: WireMessage[][],
+  failures: LlmFailure[],
+): AsyncIterable<StreamChunk> {
   const wire = toWire(request.messages, request.system).messages;
   seen.push(wire);
   const violation = check(wire, { profile: 'deepseek', model: request.model })[0];
   if (violation !== undefined) {
     const { status, body } = getProfile('deepseek').errorResponse(violation);
-    const failure: LlmFailure = { message: (body as { error: { message: string } }).error.message, code: 'INVALID_REQUEST', status };
+    const failure: LlmFailure = {
+      message: (body as { error: { message: string } }).error.message,
+      code: 'INVALID_REQUEST',
+      status,
+    };
     failures.push(failure);
     yield { type: 'finish', reason: { kind: 'error', failure } };
     return;
@@ -166,10 +181,17 @@ async function* provider(request: GenerateOptions, reply: Reply, seen: WireMessa
   for (const call of reply.calls ?? []) {
     yield { type: 'block-start', index, blockType: 'tool-call' };
     yield { type: 'tool-call-delta', index, id: CallId(call.id), name: call.name, argumentsDelta: call.arguments };
-    yield { type: 'block-end', index, block: { type: 'tool-call', id: CallId(call.id), name: call.name, arguments: call.arguments } };
+    yield {
+      type: 'block-end',
+      index,
+      block: { type: 'tool-call', id: CallId(call.id), name: call.name, arguments: call.arguments },
+    };
     index += 1;
   }
-  yield { type: 'finish', reason: { kind: reply.calls !== undefined && reply.calls.length > 0 ? 'tool-calls' : 'stop' } };
+  yield {
+    type: 'finish',
+    reason: { kind: reply.calls !== undefined && reply.calls.length > 0 ? 'tool-calls' : 'stop' },
+  };
 }
 
 /**
@@ -180,7 +202,12 @@ async function* provider(request: GenerateOptions, reply: Reply, seen: WireMessa
  * says `crash`, `tool/call` and the scheduler's TypeError, `step/end`, `turn/end {error}` — and
  * finally `agent/status` idle.
  */
-export async function runTurn(host: Host, agent: TestAgent, replies: readonly Reply[], prompt?: string): Promise<TurnOutcome> {
+export async function runTurn(
+  host: Host,
+  agent: TestAgent,
+  replies: readonly Reply[],
+  prompt?: string,
+): Promise<TurnOutcome> {
   const { ctx } = host;
   const session = agent.session;
   const turn = lastTurn(session) + 1;
@@ -196,8 +223,15 @@ export async function runTurn(host: Host, agent: TestAgent, replies: readonly Re
       step += 1;
       const claimed = agent.inbox.splice(0);
       if (step === 1 && prompt !== undefined) claimed.push(userText(prompt));
-      const decision = await ctx.waterfall('agent/pre-step', { agent, messages: claimed, turn, step, signal }, (async () => ({ kind: 'enter', messages: claimed })) as () => Promise<PreStepDecision>);
-      if (decision.kind === 'reject') { end = { kind: 'blocked' }; break; }
+      const decision = await ctx.waterfall(
+        'agent/pre-step',
+        { agent, messages: claimed, turn, step, signal },
+        (async () => ({ kind: 'enter', messages: claimed })) as () => Promise<PreStepDecision>,
+      );
+      if (decision.kind === 'reject') {
+        end = { kind: 'blocked' };
+        break;
+      }
       session.append('step/start', { turn, step });
       try {
         for (const message of decision.messages) session.append('user/message', message, { surfaceOp: 'append' });
@@ -205,17 +239,27 @@ export async function runTurn(host: Host, agent: TestAgent, replies: readonly Re
         replyIndex += 1;
         let message;
         while (true) {
-          const request = markAgentLoopRequest(deepFreeze({ provider: PROVIDER, model: MODEL, messages: session.deriveMessages(), sessionId: session.id }));
+          const request = markAgentLoopRequest(
+            deepFreeze({ provider: PROVIDER, model: MODEL, messages: session.deriveMessages(), sessionId: session.id }),
+          );
           const assembler = new BlockAssembler();
           const stream = await ctx.waterfall('llm/stream', request, () => provider(request, reply, requests, failures));
           for await (const chunk of stream) assembler.push(chunk);
           const finish = assembler.finish;
           if (finish.kind === 'error' || finish.kind === 'aborted') {
-            const action = await ctx.waterfall('agent/request-error', { agent, turn, step, provider: PROVIDER, failure: finish.failure, retryPolicy: undefined, signal }, (async () => undefined) as () => Promise<RequestErrorAction>);
-            if (action?.kind !== 'retry') throw Object.assign(new Error(finish.failure.message), { failure: finish.failure });
+            const action = await ctx.waterfall(
+              'agent/request-error',
+              { agent, turn, step, provider: PROVIDER, failure: finish.failure, retryPolicy: undefined, signal },
+              (async () => undefined) as () => Promise<RequestErrorAction>,
+            );
+            if (action?.kind !== 'retry')
+              throw Object.assign(new Error(finish.failure.message), { failure: finish.failure });
             continue;
           }
-          message = createAssistantMessage({ content: assembler.blocks(), source: { provider: PROVIDER, model: MODEL } });
+          message = createAssistantMessage({
+            content: assembler.blocks(),
+            source: { provider: PROVIDER, model: MODEL },
+          });
           break;
         }
         session.append('assistant/message', { turn, step, message }, { surfaceOp: 'append', sourceEventSeqs: [] });
@@ -224,7 +268,11 @@ export async function runTurn(host: Host, agent: TestAgent, replies: readonly Re
         for (const call of calls) {
           session.append('tool/call', { turn, step, callId: call.id, name: call.name, arguments: call.arguments });
           if (reply.crash === true) throw new TypeError(PREPARE_CRASH);
-          const result = createToolResultMessage({ callId: call.id, content: [{ type: 'text', text: `${call.name} ok` }], isError: false });
+          const result = createToolResultMessage({
+            callId: call.id,
+            content: [{ type: 'text', text: `${call.name} ok` }],
+            isError: false,
+          });
           session.append('tool/result', { turn, step, message: result }, { surfaceOp: 'append' });
         }
       } finally {
@@ -232,7 +280,10 @@ export async function runTurn(host: Host, agent: TestAgent, replies: readonly Re
       }
     }
   } catch (error) {
-    const failure = (error as { failure?: LlmFailure }).failure ?? { message: (error as Error).message, code: 'UNKNOWN' };
+    const failure = (error as { failure?: LlmFailure }).failure ?? {
+      message: (error as Error).message,
+      code: 'UNKNOWN',
+    };
     end = { kind: 'error', error: failure };
   }
   session.append('turn/end', { turn, reason: end as never });
@@ -248,7 +299,19 @@ export function nextRequest(session: Session): { wire: WireMessage[]; violations
 
 /** The crashed session a failed tool dispatch leaves (DeepSeek Harness discussion #4843, https://github.com/deepseek-ai/deepseek-harness/discussions/4843): `assistant/message{tool_calls}` -> `tool/call` -> crash -> `step/end` -> `turn/end error`. */
 export async function crashedSession(host: Host, agent: TestAgent): Promise<TurnOutcome> {
-  return runTurn(host, agent, [{ reasoning: 'I should write the file.', text: 'Writing it now.', calls: [{ id: 'call_write_1', name: 'write', arguments: '{"path":"a.txt","content":"hi"}' }], crash: true }], 'write a.txt');
+  return runTurn(
+    host,
+    agent,
+    [
+      {
+        reasoning: 'I should write the file.',
+        text: 'Writing it now.',
+        calls: [{ id: 'call_write_1', name: 'write', arguments: '{"path":"a.txt","content":"hi"}' }],
+        crash: true,
+      },
+    ],
+    'write a.txt',
+  );
 }
 
 export function eventTypes(session: Session, from = 0): string[] {

@@ -1,12 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createAgent, createSession, eventTypes, runTurn, type Reply, useHosts } from './harness.js';
+import { createAgent, createSession, eventTypes, type Reply, runTurn, useHosts } from './harness.js';
 
 const host = useHosts();
 
 // DeepSeek wants call ids unique across the request, so each turn gets its own.
 const turnScript = (turn: string): Reply[] => [
-  { reasoning: 'Need the file first.', text: 'Reading.', calls: [{ id: `call_${turn}_a`, name: 'read', arguments: '{"path":"a"}' }, { id: `call_${turn}_b`, name: 'read', arguments: '{"path":"b"}' }] },
+  {
+    reasoning: 'Need the file first.',
+    text: 'Reading.',
+    calls: [
+      { id: `call_${turn}_a`, name: 'read', arguments: '{"path":"a"}' },
+      { id: `call_${turn}_b`, name: 'read', arguments: '{"path":"b"}' },
+    ],
+  },
   { text: 'Both files say hi.' },
 ];
 const script = turnScript('1');
@@ -37,7 +44,9 @@ describe('a normal turn', () => {
       assert.equal(turn.end.kind, 'completed');
       assert.deepEqual(turn.failures, []);
     }
-    const replaced = agent.session.events.filter((event) => typeof (event as { surfaceOp?: unknown }).surfaceOp === 'object');
+    const replaced = agent.session.events.filter(
+      (event) => typeof (event as { surfaceOp?: unknown }).surfaceOp === 'object',
+    );
     assert.deepEqual(replaced, []);
   });
 });

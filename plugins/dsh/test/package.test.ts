@@ -21,14 +21,19 @@ describe('the package as `dsh plugin add` installs it', () => {
   });
 
   it('takes the host packages as peers only (a private copy is what crashes `prepare`)', () => {
-    assert.deepEqual(Object.keys(pkg.peerDependencies).sort(), ['@deepseek-ai/cordis', '@deepseek-ai/dsh-llm', '@deepseek-ai/dsh-session', '@deepseek-ai/schemastery']);
+    assert.deepEqual(Object.keys(pkg.peerDependencies).sort(), [
+      '@deepseek-ai/cordis',
+      '@deepseek-ai/dsh-llm',
+      '@deepseek-ai/dsh-session',
+      '@deepseek-ai/schemastery',
+    ]);
     assert.equal(pkg.dependencies, undefined);
     for (const [name, version] of Object.entries(pkg.devDependencies as Record<string, string>)) {
       assert.match(version, /^\d+\.\d+\.\d+(-[\w.]+)?$/, `${name} is pinned exactly`);
     }
   });
 
-  it('ships one bundle with the core inside: its only imports are the host\'s dsh-llm and schemastery', () => {
+  it("ships one bundle with the core inside: its only imports are the host's dsh-llm and schemastery", () => {
     const imports = [...bundle.matchAll(/^import .* from "([^"]+)";$/gm)].map((match) => match[1]);
     assert.deepEqual([...new Set(imports)].sort(), ['@deepseek-ai/dsh-llm', '@deepseek-ai/schemastery']);
     assert.doesNotMatch(bundle, /from "node:|require\(|from "\.{1,2}\//);
@@ -37,7 +42,12 @@ describe('the package as `dsh plugin add` installs it', () => {
   });
 
   it('loads from the bundle as a cordis plugin and recovers a crashed session', async () => {
-    const module = await import(bundlePath.href) as { name: string; inject: unknown; Config: (value: object) => object; apply: unknown };
+    const module = (await import(bundlePath.href)) as {
+      name: string;
+      inject: unknown;
+      Config: (value: object) => object;
+      apply: unknown;
+    };
     assert.equal(module.name, 'unstuck-dsh');
     assert.deepEqual(module.inject, []);
     assert.deepEqual(module.Config({}), { enabled: true });

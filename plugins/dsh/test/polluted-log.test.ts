@@ -5,7 +5,18 @@ import { foldSurface } from '@deepseek-ai/dsh-session';
 import { planBalance } from '../src/plan-balance.js';
 import { planHeal } from '../src/plan-heal.js';
 import { readSurface } from '../src/surface.js';
-import { balancedAtEnd, crashedSession, createAgent, createSession, MODEL, nextRequest, PROVIDER, runTurn, type TestAgent, useHosts } from './harness.js';
+import {
+  balancedAtEnd,
+  crashedSession,
+  createAgent,
+  createSession,
+  MODEL,
+  nextRequest,
+  PROVIDER,
+  runTurn,
+  type TestAgent,
+  useHosts,
+} from './harness.js';
 
 const host = useHosts();
 
@@ -23,7 +34,11 @@ async function pollutedSession(): Promise<TestAgent> {
     const stuck = await runTurn(off, agent, [{ text: 'never reached' }], 'continue');
     assert.equal(stuck.failures[0]?.status, 400);
   }
-  const orphan = createToolResultMessage({ callId: CallId('call_ghost'), content: [{ type: 'text', text: 'stale output' }], isError: false });
+  const orphan = createToolResultMessage({
+    callId: CallId('call_ghost'),
+    content: [{ type: 'text', text: 'stale output' }],
+    isError: false,
+  });
   agent.session.append('user/message', orphan, { surfaceOp: 'append' });
   return agent;
 }
@@ -44,7 +59,10 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     assert.equal(turn.requests.length, 2, 'exactly one retry');
     const healed = turn.requests[1]!;
     // write a.txt | the crashed assistant | the two stale "continue"s folded | the orphan as text | this turn's "continue"
-    assert.deepEqual(healed.map((message) => message.role), ['user', 'assistant', 'user', 'user', 'user']);
+    assert.deepEqual(
+      healed.map((message) => message.role),
+      ['user', 'assistant', 'user', 'user', 'user'],
+    );
     assert.equal(healed[1]!.tool_calls, undefined);
     assert.equal(healed[1]!.reasoning_content, 'I should write the file.');
     assert.match(String(healed[1]!.content), /^Writing it now\.\n\n\[unstuck\].*write \(id call_write_1\)/s);
@@ -65,7 +83,9 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     const before = agent.session.events.length;
     const later = await runTurn(on, agent, [{ text: 'fine' }], 'and now?');
     assert.deepEqual(later.failures, []);
-    const replacements = agent.session.events.slice(before).filter((event) => typeof (event as { surfaceOp?: unknown }).surfaceOp === 'object');
+    const replacements = agent.session.events
+      .slice(before)
+      .filter((event) => typeof (event as { surfaceOp?: unknown }).surfaceOp === 'object');
     assert.deepEqual(replacements, []);
   });
 
@@ -73,23 +93,63 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     const session = createSession();
     session.append('turn/start', { turn: 1 });
     session.append('step/start', { turn: 1, step: 1 });
-    session.append('user/message', createUserMessage({ content: [{ type: 'text', text: 'read it' }], source: { kind: 'user' } }), { surfaceOp: 'append' });
+    session.append(
+      'user/message',
+      createUserMessage({ content: [{ type: 'text', text: 'read it' }], source: { kind: 'user' } }),
+      { surfaceOp: 'append' },
+    );
     const call = { type: 'tool-call' as const, id: CallId('call_read'), name: 'read', arguments: '{"path":"a"}' };
-    const original = session.append('assistant/message', { turn: 1, step: 1, message: createAssistantMessage({ content: [{ type: 'reasoning', text: 'look first' }, call], source: { provider: PROVIDER, model: MODEL } }) }, { surfaceOp: 'append', sourceEventSeqs: [] });
+    const original = session.append(
+      'assistant/message',
+      {
+        turn: 1,
+        step: 1,
+        message: createAssistantMessage({
+          content: [{ type: 'reasoning', text: 'look first' }, call],
+          source: { provider: PROVIDER, model: MODEL },
+        }),
+      },
+      { surfaceOp: 'append', sourceEventSeqs: [] },
+    );
     session.append('tool/call', { turn: 1, step: 1, callId: call.id, name: call.name, arguments: call.arguments });
-    session.append('tool/result', { turn: 1, step: 1, message: createToolResultMessage({ callId: call.id, content: [{ type: 'text', text: 'a' }], isError: false }) }, { surfaceOp: 'append' });
+    session.append(
+      'tool/result',
+      {
+        turn: 1,
+        step: 1,
+        message: createToolResultMessage({ callId: call.id, content: [{ type: 'text', text: 'a' }], isError: false }),
+      },
+      { surfaceOp: 'append' },
+    );
     // A sanitizer that stripped the call although its result was there:
-    session.append('assistant/message', { turn: 1, step: 1, message: createAssistantMessage({ content: [{ type: 'reasoning', text: 'look first' }], source: { provider: PROVIDER, model: MODEL } }) }, { surfaceOp: { op: 'replace', start: original.seq, end: original.seq }, sourceEventSeqs: [original.seq] });
+    session.append(
+      'assistant/message',
+      {
+        turn: 1,
+        step: 1,
+        message: createAssistantMessage({
+          content: [{ type: 'reasoning', text: 'look first' }],
+          source: { provider: PROVIDER, model: MODEL },
+        }),
+      },
+      { surfaceOp: { op: 'replace', start: original.seq, end: original.seq }, sourceEventSeqs: [original.seq] },
+    );
     assert.ok(nextRequest(session).violations.some((violation) => violation.rule === 'tool-result-orphan'));
 
     const edits = planHeal(session, readSurface(session));
-    assert.deepEqual(edits.map((edit) => edit.kind), ['restore-calls']);
+    assert.deepEqual(
+      edits.map((edit) => edit.kind),
+      ['restore-calls'],
+    );
     const on = await host();
     const agent = createAgent(session);
     const turn = await runTurn(on, agent, [{ text: 'a' }], 'so?');
     assert.deepEqual(turn.requests.length, 2);
     const assistant = turn.requests[1]![1]!;
-    assert.deepEqual(assistant.tool_calls?.map((toolCall) => toolCall.id), ['call_read']);
+    assert.deepEqual(
+      assistant.tool_calls?.map((toolCall) => toolCall.id),
+      ['call_read'],
+    );
     assert.equal(assistant.reasoning_content, 'look first');
     assert.equal(turn.requests[1]![2]!.role, 'tool');
     assert.equal(balancedAtEnd(session), true);
@@ -99,11 +159,38 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     const session = createSession();
     session.append('turn/start', { turn: 1 });
     session.append('step/start', { turn: 1, step: 1 });
-    session.append('user/message', createUserMessage({ content: [{ type: 'text', text: 'read it' }], source: { kind: 'user' } }), { surfaceOp: 'append' });
+    session.append(
+      'user/message',
+      createUserMessage({ content: [{ type: 'text', text: 'read it' }], source: { kind: 'user' } }),
+      { surfaceOp: 'append' },
+    );
     const call = { type: 'tool-call' as const, id: CallId(''), name: 'read', arguments: '{"path":"a"}' };
-    session.append('assistant/message', { turn: 1, step: 1, message: createAssistantMessage({ content: [{ type: 'reasoning', text: 'read first' }, call], source: { provider: PROVIDER, model: MODEL } }) }, { surfaceOp: 'append', sourceEventSeqs: [] });
+    session.append(
+      'assistant/message',
+      {
+        turn: 1,
+        step: 1,
+        message: createAssistantMessage({
+          content: [{ type: 'reasoning', text: 'read first' }, call],
+          source: { provider: PROVIDER, model: MODEL },
+        }),
+      },
+      { surfaceOp: 'append', sourceEventSeqs: [] },
+    );
     session.append('tool/call', { turn: 1, step: 1, callId: call.id, name: call.name, arguments: call.arguments });
-    session.append('tool/result', { turn: 1, step: 1, message: createToolResultMessage({ callId: call.id, content: [{ type: 'text', text: 'contents of a' }], isError: false }) }, { surfaceOp: 'append' });
+    session.append(
+      'tool/result',
+      {
+        turn: 1,
+        step: 1,
+        message: createToolResultMessage({
+          callId: call.id,
+          content: [{ type: 'text', text: 'contents of a' }],
+          isError: false,
+        }),
+      },
+      { surfaceOp: 'append' },
+    );
     session.append('step/end', { turn: 1, step: 1 });
     session.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
     assert.ok(nextRequest(session).violations.some((violation) => violation.rule === 'tool-call-id-missing'));
@@ -113,7 +200,10 @@ describe('a polluted log (an orphan call, stale duplicate user messages, an orph
     assert.equal(turn.end.kind, 'completed');
     assert.equal(turn.failures.length, 1);
     const healed = turn.requests[1]!;
-    assert.deepEqual(healed.map((message) => message.role), ['user', 'assistant', 'user', 'user']);
+    assert.deepEqual(
+      healed.map((message) => message.role),
+      ['user', 'assistant', 'user', 'user'],
+    );
     assert.equal(healed[1]!.reasoning_content, 'read first');
     assert.equal(healed[2]!.content, '[unstuck] Tool result for call (empty id):\ncontents of a');
     assert.equal(balancedAtEnd(session), true);

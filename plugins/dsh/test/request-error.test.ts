@@ -3,7 +3,16 @@ import { describe, it } from 'node:test';
 import type { LlmFailure } from '@deepseek-ai/dsh-llm';
 import { check, getProfile } from '../../../src/core/index.js';
 import type { RequestErrorAction } from '../src/host.js';
-import { crashedSession, createAgent, createSession, nextRequest, runTurn, type Host, type TestAgent, useHosts } from './harness.js';
+import {
+  crashedSession,
+  createAgent,
+  createSession,
+  type Host,
+  nextRequest,
+  runTurn,
+  type TestAgent,
+  useHosts,
+} from './harness.js';
 
 const host = useHosts();
 
@@ -22,7 +31,11 @@ async function stuckAgent(): Promise<TestAgent> {
 function pairing400(): LlmFailure {
   const stuck = [
     { role: 'user', content: 'write a.txt' },
-    { role: 'assistant', content: '', tool_calls: [{ id: 'call_write_1', type: 'function', function: { name: 'write', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'call_write_1', type: 'function', function: { name: 'write', arguments: '{}' } }],
+    },
     { role: 'user', content: 'continue' },
   ];
   const [violation] = check(stuck, { profile: 'deepseek', model: 'deepseek-chat' });
@@ -31,14 +44,28 @@ function pairing400(): LlmFailure {
   return { message: (body as { error: { message: string } }).error.message, code: 'INVALID_REQUEST', status };
 }
 
-async function requestError(target: Host, agent: TestAgent, failure: LlmFailure, position = { turn: 9, step: 1 }): Promise<RequestErrorAction | typeof DELEGATED> {
-  return target.ctx.waterfall('agent/request-error', {
-    agent, ...position, provider: 'deepseek-official', failure, retryPolicy: undefined, signal: new AbortController().signal,
-  }, (async () => DELEGATED) as never);
+async function requestError(
+  target: Host,
+  agent: TestAgent,
+  failure: LlmFailure,
+  position = { turn: 9, step: 1 },
+): Promise<RequestErrorAction | typeof DELEGATED> {
+  return target.ctx.waterfall(
+    'agent/request-error',
+    {
+      agent,
+      ...position,
+      provider: 'deepseek-official',
+      failure,
+      retryPolicy: undefined,
+      signal: new AbortController().signal,
+    },
+    (async () => DELEGATED) as never,
+  );
 }
 
 describe('agent/request-error (healAndRetry)', () => {
-  it('heals and retries on a pairing 400 (DeepSeek\'s own wording, classified by the core)', async () => {
+  it("heals and retries on a pairing 400 (DeepSeek's own wording, classified by the core)", async () => {
     const agent = await stuckAgent();
     const on = await host();
     const before = agent.session.events.length;
@@ -47,14 +74,22 @@ describe('agent/request-error (healAndRetry)', () => {
     assert.deepEqual(nextRequest(agent.session).violations, []);
     const infos = on.logs.filter((record) => record.type === 'info').map((record) => record.text);
     assert.equal(infos.length, 1);
-    assert.match(infos[0]!, /^session test-session-\d+: assistant at seq 3: stripped 1 unanswered call\(s\); retrying$/);
+    assert.match(
+      infos[0]!,
+      /^session test-session-\d+: assistant at seq 3: stripped 1 unanswered call\(s\); retrying$/,
+    );
   });
 
   it('retries only once per step, even if the surface is broken again', async () => {
     const agent = await stuckAgent();
     const on = await host();
     assert.deepEqual(await requestError(on, agent, pairing400()), { kind: 'retry' });
-    await runTurn(await host({ enabled: false }), agent, [{ calls: [{ id: 'call_again', name: 'write', arguments: '{}' }], crash: true }], 'try again');
+    await runTurn(
+      await host({ enabled: false }),
+      agent,
+      [{ calls: [{ id: 'call_again', name: 'write', arguments: '{}' }], crash: true }],
+      'try again',
+    );
     assert.notDeepEqual(nextRequest(agent.session).violations, []);
     assert.equal(await requestError(on, agent, pairing400()), DELEGATED);
     assert.deepEqual(await requestError(on, agent, pairing400(), { turn: 9, step: 2 }), { kind: 'retry' });
@@ -70,8 +105,18 @@ describe('agent/request-error (healAndRetry)', () => {
   });
 
   for (const [what, failure] of [
-    ['a 400 that is not about pairing (content risk)', { message: 'Content Exists Risk', code: 'INVALID_REQUEST', status: 400 }],
-    ['a context-window 400', { message: "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens.", code: 'CONTEXT_WINDOW_EXCEEDED', status: 400 }],
+    [
+      'a 400 that is not about pairing (content risk)',
+      { message: 'Content Exists Risk', code: 'INVALID_REQUEST', status: 400 },
+    ],
+    [
+      'a context-window 400',
+      {
+        message: "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens.",
+        code: 'CONTEXT_WINDOW_EXCEEDED',
+        status: 400,
+      },
+    ],
     ['a 500', { message: 'Internal Server Error', code: 'SERVER', status: 500 }],
     ['a 429', { message: 'Rate limit reached', code: 'RATE_LIMIT', status: 429 }],
     ['a transport failure', { message: 'fetch failed', code: 'TRANSPORT' }],

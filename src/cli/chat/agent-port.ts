@@ -3,5 +3,5 @@
  * `ChangeLike` and `AgentLike` keep the chat's own code readable and let tests pass stand-ins.
  */
 export type { Agent as AgentLike, AgentEvent, Tool } from '../../agent/index.js';
-export type { SessionProblem, SessionStore as SessionStoreLike } from '../../session/index.js';
 export type { Change as ChangeLike } from '../../core/changes.js';
+export type { SessionProblem, SessionStore as SessionStoreLike } from '../../session/index.js';

@@ -11,7 +11,11 @@ const PREVIEW_WIDTH = 160;
  * file sets, shown whole enough to judge (a long system prompt by its first lines), and what
  * trusting means. Anything but "y"/"yes" declines; the decision is not remembered when declined.
  */
-export function createProjectTrustAsk(options: { ask: AskLine; style: TerminalStyle; write(text: string): unknown }): (question: TrustQuestion) => Promise<boolean> {
+export function createProjectTrustAsk(options: {
+  ask: AskLine;
+  style: TerminalStyle;
+  write(text: string): unknown;
+}): (question: TrustQuestion) => Promise<boolean> {
   return async (question) => {
     const { style } = options;
     const lines = [
@@ -22,7 +26,10 @@ export function createProjectTrustAsk(options: { ask: AskLine; style: TerminalSt
       'A cloned repository or a file the model wrote can set them; trust only a file you have read.',
     ];
     options.write(`${lines.join('\n')}\n`);
-    const answer = await options.ask(style.yellow('Trust this file as it is now (asked again if it changes)? [y]es / [N]o '), new AbortController().signal);
+    const answer = await options.ask(
+      style.yellow('Trust this file as it is now (asked again if it changes)? [y]es / [N]o '),
+      new AbortController().signal,
+    );
     return ['y', 'yes'].includes(answer.trim().toLowerCase());
   };
 }
@@ -42,7 +49,10 @@ function describeSetting(key: string, value: string | number | boolean): string[
 function clip(text: string): string {
   // eslint-disable-next-line no-control-regex
   const visible = text
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`)
+    .replace(
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+      (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
+    )
     // A right-to-left override could make an attacker's URL read as api.deepseek.com.
     .replace(REORDERING, (char) => `\\u{${char.charCodeAt(0).toString(16)}}`);
   return visible.length <= PREVIEW_WIDTH ? visible : `${visible.slice(0, PREVIEW_WIDTH - 3)}...`;

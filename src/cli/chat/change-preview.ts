@@ -24,7 +24,8 @@ export async function previewChange(call: ToolCallInfo, root: string): Promise<s
     try {
       const read = await readSmallFile(await resolveInWorkspace(root, args['path']));
       if (read.kind === 'text') before = read.text;
-      else if (read.kind === 'unreadable') return [`(the current content cannot be shown: ${read.reason})`, ...diffLines('', args['content'])];
+      else if (read.kind === 'unreadable')
+        return [`(the current content cannot be shown: ${read.reason})`, ...diffLines('', args['content'])];
     } catch {
       return [];
     }
@@ -40,7 +41,12 @@ export function diffLines(before: string, after: string): string[] {
   let start = 0;
   while (start < old.length && start < next.length && old[start] === next[start]) start += 1;
   let end = 0;
-  while (end < old.length - start && end < next.length - start && old[old.length - 1 - end] === next[next.length - 1 - end]) end += 1;
+  while (
+    end < old.length - start &&
+    end < next.length - start &&
+    old[old.length - 1 - end] === next[next.length - 1 - end]
+  )
+    end += 1;
   const removed = old.slice(start, old.length - end);
   const added = next.slice(start, next.length - end);
   const lines: string[] = [];

@@ -5,13 +5,13 @@ import type { ProfileName } from '../../core/profiles.js';
 import { isProfileName, profileNames } from '../../core/profiles.js';
 import type { ConfigSettings, ConfigWarning, SettingName } from './config-settings.js';
 import { isHttpURL, parseConfigSettings, SENSITIVE_SETTINGS } from './config-settings.js';
-import { createProjectTrust, sha256Of } from './project-trust.js';
 import type { ProjectTrust } from './project-trust.js';
+import { createProjectTrust, sha256Of } from './project-trust.js';
 import { readSmallFile } from './read-small-file.js';
 import { userConfigDirectory } from './user-config-directory.js';
 
-export { formatConfigWarning } from './config-settings.js';
 export type { ConfigWarning } from './config-settings.js';
+export { formatConfigWarning } from './config-settings.js';
 
 export const DEFAULT_BASE_URL = 'https://api.deepseek.com';
 export const DEFAULT_MODEL = 'deepseek-chat';
@@ -53,7 +53,10 @@ export interface TrustQuestion {
  * interactive chat), `never` take them from an untrusted file (one-shot, scripts), or `grant`
  * trust to the file as it is now (`--trust-project`).
  */
-export type TrustMode = { mode: 'never' } | { mode: 'grant' } | { mode: 'ask'; ask(question: TrustQuestion): Promise<boolean> };
+export type TrustMode =
+  | { mode: 'never' }
+  | { mode: 'grant' }
+  | { mode: 'ask'; ask(question: TrustQuestion): Promise<boolean> };
 
 /**
  * The chat's settings, lowest first: defaults < the user's own config < the project's
@@ -72,26 +75,37 @@ export async function loadChatConfig(input: {
 }): Promise<{ config: ChatConfig; warnings: ConfigWarning[]; notes: string[] }> {
   const { flags, env, cwd } = input;
   const trustMode = input.trust ?? { mode: 'never' };
-  if (flags.baseURL !== undefined && !isHttpURL(flags.baseURL)) throw new UnstuckError('USAGE', `--base-url must be an http(s) URL, got '${flags.baseURL}'`);
-  if (flags.profile !== undefined && !isProfileName(flags.profile)) throw new UnstuckError('USAGE', `unknown --profile '${flags.profile}' (one of: ${profileNames.join(', ')})`);
+  if (flags.baseURL !== undefined && !isHttpURL(flags.baseURL))
+    throw new UnstuckError('USAGE', `--base-url must be an http(s) URL, got '${flags.baseURL}'`);
+  if (flags.profile !== undefined && !isProfileName(flags.profile))
+    throw new UnstuckError('USAGE', `unknown --profile '${flags.profile}' (one of: ${profileNames.join(', ')})`);
   const fromEnv = environmentSettings(env);
 
   const directory = userConfigDirectory(env, input.platform);
   const warnings: ConfigWarning[] = [];
   const notes: string[] = [];
-  const user = directory === undefined ? {} : await readSettings(join(directory, USER_CONFIG_FILE), join(directory, USER_CONFIG_FILE), warnings);
+  const user =
+    directory === undefined
+      ? {}
+      : await readSettings(join(directory, USER_CONFIG_FILE), join(directory, USER_CONFIG_FILE), warnings);
   const project = await readProject(cwd, createProjectTrust(directory), trustMode, warnings, notes);
 
   const customBase = flags.baseURL ?? fromEnv.baseURL ?? project.baseURL ?? user.baseURL;
   const baseURL = (customBase ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
   // With the DeepSeek default only its key makes sense; with another endpoint an OpenAI-style key comes first.
-  const apiKey = nonEmpty(customBase === undefined ? env.DEEPSEEK_API_KEY : (env.OPENAI_API_KEY ?? env.DEEPSEEK_API_KEY));
+  const apiKey = nonEmpty(
+    customBase === undefined ? env.DEEPSEEK_API_KEY : (env.OPENAI_API_KEY ?? env.DEEPSEEK_API_KEY),
+  );
   if (apiKey === undefined) {
-    throw new UnstuckError('CONFIG', customBase === undefined
-      ? 'no API key: set DEEPSEEK_API_KEY (or OPENAI_API_KEY together with --base-url)'
-      : `no API key for ${baseURL}: set OPENAI_API_KEY (or DEEPSEEK_API_KEY)`);
+    throw new UnstuckError(
+      'CONFIG',
+      customBase === undefined
+        ? 'no API key: set DEEPSEEK_API_KEY (or OPENAI_API_KEY together with --base-url)'
+        : `no API key for ${baseURL}: set OPENAI_API_KEY (or DEEPSEEK_API_KEY)`,
+    );
   }
-  const pick = <K extends SettingName>(key: K): ConfigSettings[K] => (fromEnv[key] ?? project[key] ?? user[key]) as ConfigSettings[K];
+  const pick = <K extends SettingName>(key: K): ConfigSettings[K] =>
+    (fromEnv[key] ?? project[key] ?? user[key]) as ConfigSettings[K];
   const config: ChatConfig = {
     baseURL,
     apiKey,
@@ -128,14 +142,16 @@ function environmentSettings(env: Record<string, string | undefined>): ConfigSet
   const settings: ConfigSettings = {};
   const baseURL = nonEmpty(env.UNSTUCK_BASE_URL);
   if (baseURL !== undefined) {
-    if (!isHttpURL(baseURL)) throw new UnstuckError('CONFIG', `UNSTUCK_BASE_URL must be an http(s) URL, got '${baseURL}'`);
+    if (!isHttpURL(baseURL))
+      throw new UnstuckError('CONFIG', `UNSTUCK_BASE_URL must be an http(s) URL, got '${baseURL}'`);
     settings.baseURL = baseURL;
   }
   const model = nonEmpty(env.UNSTUCK_MODEL);
   if (model !== undefined) settings.model = model;
   const profile = nonEmpty(env.UNSTUCK_PROFILE);
   if (profile !== undefined) {
-    if (!isProfileName(profile)) throw new UnstuckError('CONFIG', `unknown UNSTUCK_PROFILE '${profile}' (one of: ${profileNames.join(', ')})`);
+    if (!isProfileName(profile))
+      throw new UnstuckError('CONFIG', `unknown UNSTUCK_PROFILE '${profile}' (one of: ${profileNames.join(', ')})`);
     settings.profile = profile;
   }
   return settings;
@@ -153,7 +169,13 @@ async function readSettings(path: string, shown: string, warnings: ConfigWarning
   return parsed.settings;
 }
 
-async function readProject(cwd: string, trust: ProjectTrust, trustMode: TrustMode, warnings: ConfigWarning[], notes: string[]): Promise<ConfigSettings> {
+async function readProject(
+  cwd: string,
+  trust: ProjectTrust,
+  trustMode: TrustMode,
+  warnings: ConfigWarning[],
+  notes: string[],
+): Promise<ConfigSettings> {
   const file = CONFIG_FILE;
   let path: string;
   try {
@@ -161,7 +183,8 @@ async function readProject(cwd: string, trust: ProjectTrust, trustMode: TrustMod
     path = await realpath(join(cwd, file));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') warnings.push({ file, message: `cannot be read (${code ?? 'error'}), ignored` });
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      warnings.push({ file, message: `cannot be read (${code ?? 'error'}), ignored` });
     if (trustMode.mode === 'grant') notes.push(`no ${file} here to trust`);
     return {};
   }
@@ -178,7 +201,12 @@ async function readProject(cwd: string, trust: ProjectTrust, trustMode: TrustMod
 
   const sha256 = sha256Of(read.bytes);
   if (await trust.isTrusted(path, sha256)) return settings;
-  const question: TrustQuestion = { file, path, sha256, sets: sensitive.map((key) => ({ key, value: settings[key] as string })) };
+  const question: TrustQuestion = {
+    file,
+    path,
+    sha256,
+    sets: sensitive.map((key) => ({ key, value: settings[key] as string })),
+  };
   let granted = false;
   if (trustMode.mode === 'grant') granted = true;
   else if (trustMode.mode === 'ask') granted = await trustMode.ask(question);
@@ -192,7 +220,9 @@ async function readProject(cwd: string, trust: ProjectTrust, trustMode: TrustMod
     return settings;
   }
   for (const key of sensitive) delete settings[key];
-  notes.push(`${file} sets ${sensitive.join(', ')} but is not trusted: ignored (review it, then run 'unstuck chat --trust-project' to trust it as it is)`);
+  notes.push(
+    `${file} sets ${sensitive.join(', ')} but is not trusted: ignored (review it, then run 'unstuck chat --trust-project' to trust it as it is)`,
+  );
   return settings;
 }
 

@@ -31,11 +31,23 @@ export type OutputShown = 'preview' | 'full' | 'none';
  * retries, repairs and errors go to `notes`. Interactive chat passes stdout for both; one-shot
  * keeps stdout for the answer alone.
  */
-export function createChatRenderer(options: { answer: Writer; notes: Writer; style: TerminalStyle; spinner: Spinner; reasoning: boolean; fancy: boolean; output?: OutputShown; terminal?: boolean; moreHint?: string; markdown?: MarkdownStream }): ChatRenderer {
+export function createChatRenderer(options: {
+  answer: Writer;
+  notes: Writer;
+  style: TerminalStyle;
+  spinner: Spinner;
+  reasoning: boolean;
+  fancy: boolean;
+  output?: OutputShown;
+  terminal?: boolean;
+  moreHint?: string;
+  markdown?: MarkdownStream;
+}): ChatRenderer {
   const { answer, notes, style, spinner, fancy } = options;
   // On a terminal the model's own text is shown with its control characters made visible: an
   // answer must not move the cursor, rewrite lines (a bare CR) or set the window title.
-  const shownText = options.terminal === true ? (text: string): string => visibleKeepingLines(text) : (text: string): string => text;
+  const shownText =
+    options.terminal === true ? (text: string): string => visibleKeepingLines(text) : (text: string): string => text;
   const shown = options.output ?? 'preview';
   let outputs: { name: string; result: string }[] = [];
   let blockOpen = false;
@@ -137,7 +149,11 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           if (!blockOpen) outputs = [];
           blockOpen = true;
           running.set(event.id, event.name);
-          line(style.cyan(`${fancy ? '⚙' : '[tool]'} ${visible(event.name)} ${summarizeArguments(event.arguments)}`.trimEnd()));
+          line(
+            style.cyan(
+              `${fancy ? '⚙' : '[tool]'} ${visible(event.name)} ${summarizeArguments(event.arguments)}`.trimEnd(),
+            ),
+          );
           afterTools();
           return;
         case 'tool-call-end': {
@@ -148,20 +164,35 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
           if (event.isError) line(style.red(`  ${fancy ? '✗' : '[failed]'} ${visible(event.name)}: ${first}`));
           else line(style.dim(`  ${fancy ? '✓' : '[done]'} ${visible(event.name)}: ${describeResult(event.result)}`));
           if (shown !== 'none' && event.result.includes('\n')) {
-            for (const text of previewOutput(event.result, shown === 'full' ? Infinity : PREVIEW_HEAD, shown === 'full' ? 0 : PREVIEW_TAIL, options.moreHint)) line(style.dim(`    ${fancy ? '│' : '|'} ${text}`));
+            for (const text of previewOutput(
+              event.result,
+              shown === 'full' ? Infinity : PREVIEW_HEAD,
+              shown === 'full' ? 0 : PREVIEW_TAIL,
+              options.moreHint,
+            ))
+              line(style.dim(`    ${fancy ? '│' : '|'} ${text}`));
           }
           afterTools();
           return;
         }
         case 'retry':
-          line(style.yellow(`retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt}): ${visible(event.reason)}`));
+          line(
+            style.yellow(
+              `retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt}): ${visible(event.reason)}`,
+            ),
+          );
           spin('waiting for the model');
           return;
         case 'repair':
-          for (const text of describeChanges('repaired the history before sending', event.changes)) line(style.yellow(text));
+          for (const text of describeChanges('repaired the history before sending', event.changes))
+            line(style.yellow(text));
           return;
         case 'compact':
-          line(style.dim(`(${event.omittedMessages} older messages left out of this request to fit the context window, about ${event.estimatedTokens} tokens sent)`));
+          line(
+            style.dim(
+              `(${event.omittedMessages} older messages left out of this request to fit the context window, about ${event.estimatedTokens} tokens sent)`,
+            ),
+          );
           spin('waiting for the model');
           return;
         case 'compaction-start':
@@ -188,7 +219,8 @@ export function createChatRenderer(options: { answer: Writer; notes: Writer; sty
 export function describeChanges(heading: string, changes: readonly ChangeLike[], limit = 8): string[] {
   if (changes.length === 0) return [];
   const lines = [`${heading}: ${changes.length} change${changes.length === 1 ? '' : 's'}`];
-  for (const change of changes.slice(0, limit)) lines.push(`  - message ${change.index}: ${change.kind}: ${visible(change.detail)}`);
+  for (const change of changes.slice(0, limit))
+    lines.push(`  - message ${change.index}: ${change.kind}: ${visible(change.detail)}`);
   if (changes.length > limit) lines.push(`  - ... and ${changes.length - limit} more`);
   return lines;
 }
@@ -200,7 +232,10 @@ export function summarizeArguments(text: string, limit = 120): string {
     const parsed = JSON.parse(text) as unknown;
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
       summary = Object.entries(parsed as Record<string, unknown>)
-        .map(([key, value]) => `${key}=${clip(typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? '', 60)}`)
+        .map(
+          ([key, value]) =>
+            `${key}=${clip(typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? ''), 60)}`,
+        )
         .join(' ');
     }
   } catch {
@@ -218,9 +253,21 @@ const PREVIEW_WIDTH = 160;
  * line saying how many are left out, each cut to a terminal width. Control characters are made
  * visible: a file or a command's output must not be able to drive the terminal (escape sequences).
  */
-export function previewOutput(result: string, head: number, tail: number, moreHint = '/output shows them all'): string[] {
+export function previewOutput(
+  result: string,
+  head: number,
+  tail: number,
+  moreHint = '/output shows them all',
+): string[] {
   const lines = result.replace(/\n$/, '').split('\n');
-  const pick = lines.length <= head + tail + 1 ? lines : [...lines.slice(0, head), `... ${lines.length - head - tail} more lines (${moreHint})`, ...lines.slice(lines.length - tail)];
+  const pick =
+    lines.length <= head + tail + 1
+      ? lines
+      : [
+          ...lines.slice(0, head),
+          `... ${lines.length - head - tail} more lines (${moreHint})`,
+          ...lines.slice(lines.length - tail),
+        ];
   return pick.map((text) => clip(visible(text), PREVIEW_WIDTH));
 }
 
@@ -230,11 +277,13 @@ export function previewOutput(result: string, head: number, tail: number, moreHi
  * trick, CVE-2021-42574) as `\u{NNNN}`, so a command or a path reads as what it is.
  */
 export function visible(text: string): string {
-  return text
-    .replace(/\t/g, '  ')
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`)
-    .replace(REORDERING, (char) => `\\u{${char.charCodeAt(0).toString(16)}}`);
+  return (
+    text
+      .replace(/\t/g, '  ')
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`)
+      .replace(REORDERING, (char) => `\\u{${char.charCodeAt(0).toString(16)}}`)
+  );
 }
 
 /** Bidi embeddings, overrides, isolates and marks; the zero-width space and word joiner; the BOM (ZWJ/ZWNJ stay: emoji and scripts need them). */
@@ -243,7 +292,12 @@ export const REORDERING = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u
 /** `visible`, but newlines and tabs kept, and CRLF read as a newline. */
 function visibleKeepingLines(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/\r\n/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text
+    .replace(/\r\n/g, '\n')
+    .replace(
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+      (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
+    );
 }
 
 function describeResult(result: string): string {

@@ -9,9 +9,13 @@ const count = (value: number): string => value.toLocaleString('en-US');
 export function compactionLine(event: CompactionEvent, style: TerminalStyle): string {
   switch (event.type) {
     case 'compaction-start':
-      return style.dim(`compacting: summarizing ${count(event.messages)} older messages (the request was about ${count(event.estimatedTokens)} tokens)`);
+      return style.dim(
+        `compacting: summarizing ${count(event.messages)} older messages (the request was about ${count(event.estimatedTokens)} tokens)`,
+      );
     case 'compaction-end':
-      return style.green(`compacted ${count(event.messages)} messages into a summary: about ${count(event.tokensBefore)} -> ${count(event.tokensAfter)} tokens, ${count(event.savedTokens)} saved (the session file keeps every message)`);
+      return style.green(
+        `compacted ${count(event.messages)} messages into a summary: about ${count(event.tokensBefore)} -> ${count(event.tokensAfter)} tokens, ${count(event.savedTokens)} saved (the session file keeps every message)`,
+      );
     case 'compaction-failed':
       return style.yellow(`compaction failed: ${event.message}`);
   }

@@ -13,18 +13,30 @@ export interface CompactionSettings {
  * `UNSTUCK_COMPACT_THRESHOLD` (a fraction of the window, or `off`) over the runner's default. Env
  * for now: the user-level config file will carry these keys too.
  */
-export function compactionSettings(input: { profile: ProfileName; contextWindow: number | undefined; env: Record<string, string | undefined> }): CompactionSettings {
+export function compactionSettings(input: {
+  profile: ProfileName;
+  contextWindow: number | undefined;
+  env: Record<string, string | undefined>;
+}): CompactionSettings {
   const windowText = input.env['UNSTUCK_CONTEXT_WINDOW'];
   let contextWindow = input.contextWindow ?? defaultContextWindow(input.profile);
   if (windowText !== undefined && windowText !== '') {
     const value = Number(windowText);
-    if (!Number.isInteger(value) || value < 1024) throw new UnstuckError('USAGE', `UNSTUCK_CONTEXT_WINDOW: expected a whole number of tokens, at least 1024, got '${windowText}'`);
+    if (!Number.isInteger(value) || value < 1024)
+      throw new UnstuckError(
+        'USAGE',
+        `UNSTUCK_CONTEXT_WINDOW: expected a whole number of tokens, at least 1024, got '${windowText}'`,
+      );
     contextWindow = value;
   }
   const thresholdText = input.env['UNSTUCK_COMPACT_THRESHOLD'];
   if (thresholdText === undefined || thresholdText === '') return { contextWindow, compaction: {} };
   if (thresholdText === 'off') return { contextWindow, compaction: false };
   const threshold = Number(thresholdText);
-  if (!(threshold > 0 && threshold <= 1)) throw new UnstuckError('USAGE', `UNSTUCK_COMPACT_THRESHOLD: expected a fraction of the window above 0 and at most 1, or 'off', got '${thresholdText}'`);
+  if (!(threshold > 0 && threshold <= 1))
+    throw new UnstuckError(
+      'USAGE',
+      `UNSTUCK_COMPACT_THRESHOLD: expected a fraction of the window above 0 and at most 1, or 'off', got '${thresholdText}'`,
+    );
   return { contextWindow, compaction: { threshold } };
 }

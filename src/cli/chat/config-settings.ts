@@ -31,13 +31,22 @@ export interface ConfigWarning {
 }
 
 /** Keys an older config may still carry, and what became of them. */
-const RENAMED: Record<string, SettingName> = { baseUrl: 'baseURL', base_url: 'baseURL', system_prompt: 'systemPrompt', context_window: 'contextWindow' };
+const RENAMED: Record<string, SettingName> = {
+  baseUrl: 'baseURL',
+  base_url: 'baseURL',
+  system_prompt: 'systemPrompt',
+  context_window: 'contextWindow',
+};
 
 /**
  * Reads the settings of one config file's text. Never throws: a bad value, an unknown key or a file
  * that is not JSON is a warning naming the file, line and key, and the setting is left out.
  */
-export function parseConfigSettings(text: string, file: string, defaults: { baseURL: string }): { settings: ConfigSettings; warnings: ConfigWarning[] } {
+export function parseConfigSettings(
+  text: string,
+  file: string,
+  defaults: { baseURL: string },
+): { settings: ConfigSettings; warnings: ConfigWarning[] } {
   const warnings: ConfigWarning[] = [];
   const settings: ConfigSettings = {};
   let parsed: unknown;

@@ -12,7 +12,11 @@ import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs'
  * leave the block too but whose values stay in `env` (the chat still needs them; a command must
  * not read them past its allow-list). Returns the names whose bytes were erased from the initial block.
  */
-export function eraseInitialEnvironment(names: readonly string[], env: Record<string, string | undefined> = process.env, keep: readonly string[] = []): string[] {
+export function eraseInitialEnvironment(
+  names: readonly string[],
+  env: Record<string, string | undefined> = process.env,
+  keep: readonly string[] = [],
+): string[] {
   for (const name of names) delete env[name];
   // Unset and set again: the value now lives in a copy of its own, and the block's bytes can go.
   for (const name of keep) {
@@ -30,7 +34,8 @@ export function eraseInitialEnvironment(names: readonly string[], env: Record<st
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const start = Number(fields[47]);
     const end = Number(fields[48]);
-    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end <= start || end - start > 16 * 1024 * 1024) return [];
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end <= start || end - start > 16 * 1024 * 1024)
+      return [];
     fd = openSync('/proc/self/mem', 'r+');
     const block = Buffer.alloc(end - start);
     readSync(fd, block, 0, block.length, start);

@@ -29,7 +29,10 @@ export function explainNetworkErrors(base: typeof fetch): typeof fetch {
       const url = input instanceof Request ? input.url : String(input);
       // No `cause`: the runner appends a cause's message, and undici's is the unhelpful `fetch failed`.
       // `permanent` tells the runner not to retry what cannot work (a bad port, an unknown host).
-      throw Object.assign(new Error(`cannot reach ${originOf(url)} (${reasonOf(error)})`), isPermanentConnectFailure(error, url) ? { permanent: true } : {});
+      throw Object.assign(
+        new Error(`cannot reach ${originOf(url)} (${reasonOf(error)})`),
+        isPermanentConnectFailure(error, url) ? { permanent: true } : {},
+      );
     }
   };
 }

@@ -20,7 +20,15 @@ export interface MarkdownStream {
 export function createMarkdownStream(options: { write: (text: string) => void; width?: number }): MarkdownStream {
   const marked = new Marked();
   // The plugin's renderer type predates marked 18's extension type; the object is what marked.use takes.
-  marked.use(markedTerminal({ showSectionPrefix: false, reflowText: true, width: Math.max(20, Math.min(options.width ?? 80, 120)), tab: 2, emoji: false }) as Parameters<Marked['use']>[0]);
+  marked.use(
+    markedTerminal({
+      showSectionPrefix: false,
+      reflowText: true,
+      width: Math.max(20, Math.min(options.width ?? 80, 120)),
+      tab: 2,
+      emoji: false,
+    }) as Parameters<Marked['use']>[0],
+  );
   // The block being received: its finished lines, and the line still coming. Only each new piece
   // is searched for line ends, so an answer costs its length once however it is cut.
   let lines: string[] = [];
@@ -83,7 +91,13 @@ interface BlockState {
 function endsBlock(line: string, state: BlockState): boolean {
   const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
   if (state.fence !== undefined) {
-    if (marker !== undefined && marker[0] === state.fence[0] && marker.length >= state.fence.length && line.trim() === marker) state.fence = undefined;
+    if (
+      marker !== undefined &&
+      marker[0] === state.fence[0] &&
+      marker.length >= state.fence.length &&
+      line.trim() === marker
+    )
+      state.fence = undefined;
     return false;
   }
   if (marker !== undefined) {

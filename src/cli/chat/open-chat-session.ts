@@ -1,4 +1,4 @@
-import { UnstuckError, isUnstuckError } from '../../core/errors.js';
+import { isUnstuckError, UnstuckError } from '../../core/errors.js';
 import type { AgentLike, ChangeLike, SessionProblem, SessionStoreLike, Tool } from './agent-port.js';
 import type { ChatBackend } from './chat-backend.js';
 import type { ChatConfig } from './chat-config.js';
@@ -16,9 +16,22 @@ export interface OpenedSession {
 }
 
 /** Builds the agent over the session file at `path` and opens it: load, then repair what is broken. */
-export async function openChatSession(input: { id: string; path: string; backend: ChatBackend; config: ChatConfig; tools: Tool[]; fetch: typeof fetch; cwd: string; env?: Record<string, string | undefined> }): Promise<OpenedSession> {
+export async function openChatSession(input: {
+  id: string;
+  path: string;
+  backend: ChatBackend;
+  config: ChatConfig;
+  tools: Tool[];
+  fetch: typeof fetch;
+  cwd: string;
+  env?: Record<string, string | undefined>;
+}): Promise<OpenedSession> {
   const { id, path, backend, config, tools, cwd } = input;
-  const window = compactionSettings({ profile: config.profile, contextWindow: config.contextWindow, env: input.env ?? {} });
+  const window = compactionSettings({
+    profile: config.profile,
+    contextWindow: config.contextWindow,
+    env: input.env ?? {},
+  });
   const store = backend.createStore(path);
   const agent = backend.createAgent({
     baseURL: config.baseURL,
@@ -39,6 +52,9 @@ export async function openChatSession(input: { id: string; path: string; backend
   } catch (error) {
     await store.close().catch(() => undefined);
     if (isUnstuckError(error)) throw error;
-    throw new UnstuckError('SESSION_DAMAGED', `session ${id} could not be opened: ${(error as Error).message}`, { cause: error, file: path });
+    throw new UnstuckError('SESSION_DAMAGED', `session ${id} could not be opened: ${(error as Error).message}`, {
+      cause: error,
+      file: path,
+    });
   }
 }

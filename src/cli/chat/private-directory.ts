@@ -15,7 +15,12 @@ export const CHAT_DIRECTORY = '.unstuck';
 export async function ensurePrivateDirectory(cwd: string): Promise<string> {
   const path = join(cwd, CHAT_DIRECTORY);
   const info = await lstat(path).catch(() => undefined);
-  if (info?.isSymbolicLink() === true) throw new UnstuckError('USAGE', `is a symbolic link; refusing to keep sessions through it (remove it or make it a folder)`, { file: path });
+  if (info?.isSymbolicLink() === true)
+    throw new UnstuckError(
+      'USAGE',
+      `is a symbolic link; refusing to keep sessions through it (remove it or make it a folder)`,
+      { file: path },
+    );
   if (info === undefined) await mkdir(path, { recursive: true, mode: 0o700 });
   else if (!info.isDirectory()) throw new UnstuckError('USAGE', `is not a folder`, { file: path });
   if (((info?.mode ?? 0) & 0o777) !== 0o700) await chmod(path, 0o700).catch(() => undefined);
@@ -34,7 +39,8 @@ export function privateStore(store: SessionStoreLike, path: string): SessionStor
     await chmod(path, 0o600).catch(() => undefined);
     if (!withSegments) return;
     const names = await readdir(dirname(path)).catch(() => [] as string[]);
-    for (const name of names) if (name.startsWith(stem)) await chmod(join(dirname(path), name), 0o600).catch(() => undefined);
+    for (const name of names)
+      if (name.startsWith(stem)) await chmod(join(dirname(path), name), 0o600).catch(() => undefined);
   };
   const wrapped: SessionStoreLike = {
     load: () => store.load(),

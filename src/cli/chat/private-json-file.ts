@@ -17,11 +17,19 @@ export async function readJsonRecord<T>(file: string | undefined, key: string): 
 }
 
 /** Writes `{ version: 1, [key]: record }` to `file` as a private (0600) file in a private (0700) directory, replacing it by a rename. */
-export async function writeJsonRecord(directory: string, file: string, key: string, record: Record<string, unknown>): Promise<void> {
+export async function writeJsonRecord(
+  directory: string,
+  file: string,
+  key: string,
+  record: Record<string, unknown>,
+): Promise<void> {
   await mkdir(directory, { recursive: true, mode: 0o700 });
   const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(temporary, `${JSON.stringify({ version: 1, [key]: record }, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+    await writeFile(temporary, `${JSON.stringify({ version: 1, [key]: record }, null, 2)}\n`, {
+      flag: 'wx',
+      mode: 0o600,
+    });
     await chmod(temporary, 0o600);
     await rename(temporary, file);
   } catch (error) {

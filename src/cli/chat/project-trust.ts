@@ -38,7 +38,8 @@ export function createProjectTrust(directory: string | undefined, now: () => Dat
       return entry !== null && typeof entry === 'object' && entry.sha256 === sha256;
     },
     async trust(path, sha256) {
-      if (file === undefined || directory === undefined) throw new Error('no home directory to remember the trust in (set HOME or XDG_CONFIG_HOME)');
+      if (file === undefined || directory === undefined)
+        throw new Error('no home directory to remember the trust in (set HOME or XDG_CONFIG_HOME)');
       const projects = await load();
       projects[path] = { sha256, trustedAt: now().toISOString() };
       await writeJsonRecord(directory, file, 'projects', projects);

@@ -4,7 +4,10 @@ import { open } from 'node:fs/promises';
 /** A config file (or a file shown in a preview) is small; anything larger is not read. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
-export type SmallFile = { kind: 'missing' } | { kind: 'unreadable'; reason: string } | { kind: 'text'; bytes: Buffer; text: string };
+export type SmallFile =
+  | { kind: 'missing' }
+  | { kind: 'unreadable'; reason: string }
+  | { kind: 'text'; bytes: Buffer; text: string };
 
 /**
  * The bytes of a small file, read once (a config's digest and settings come from the same bytes).
@@ -17,7 +20,9 @@ export async function readSmallFile(path: string): Promise<SmallFile> {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? { kind: 'missing' } : { kind: 'unreadable', reason: code ?? 'error' };
+    return code === 'ENOENT' || code === 'ENOTDIR'
+      ? { kind: 'missing' }
+      : { kind: 'unreadable', reason: code ?? 'error' };
   }
   try {
     const info = await handle.stat();

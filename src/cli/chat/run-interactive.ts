@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Message } from '../../core/messages.js';
 import { textOf } from '../../core/messages.js';
+import { previewChange } from './change-preview.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import { createChatRenderer, visible } from './chat-renderer.js';
@@ -8,6 +9,7 @@ import { compactCommand } from './compact-command.js';
 import type { AskLine } from './create-asking-confirm.js';
 import { createAskingConfirm } from './create-asking-confirm.js';
 import { appendInputHistory, loadInputHistory } from './input-history.js';
+import { createMarkdownStream } from './markdown-stream.js';
 import type { OpenedSession } from './open-chat-session.js';
 import { openChatSession } from './open-chat-session.js';
 import { describeOpenedSession } from './session-report.js';
@@ -15,10 +17,8 @@ import { readSessionTitle } from './session-title.js';
 import { createSpinner } from './spinner.js';
 import type { TerminalStyle } from './terminal-style.js';
 import { colorWanted, createTerminalStyle } from './terminal-style.js';
-import { previewChange } from './change-preview.js';
 import { withCallContext } from './tool-call-context.js';
 import { createBuiltinTools } from './tools/builtin-tools.js';
-import { createMarkdownStream } from './markdown-stream.js';
 
 /** How long leaving waits for an aborted turn to save before it goes anyway. */
 const LEAVE_WAIT_MS = 3000;
@@ -45,8 +45,20 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
   const out = io.stdout;
   const spinner = createSpinner(out, { enabled: terminal, unicode: style.enabled });
   // Answers as Markdown on a terminal; as they came when piped or with NO_COLOR.
-  const markdown = style.enabled ? createMarkdownStream({ write: (text) => out.write(text), width: (out as { columns?: number }).columns ?? 80 }) : undefined;
-  const renderer = createChatRenderer({ answer: out, notes: out, style, spinner, reasoning: true, fancy: style.enabled, terminal, ...(context.output === undefined ? {} : { output: context.output }), ...(markdown === undefined ? {} : { markdown }) });
+  const markdown = style.enabled
+    ? createMarkdownStream({ write: (text) => out.write(text), width: (out as { columns?: number }).columns ?? 80 })
+    : undefined;
+  const renderer = createChatRenderer({
+    answer: out,
+    notes: out,
+    style,
+    spinner,
+    reasoning: true,
+    fancy: style.enabled,
+    terminal,
+    ...(context.output === undefined ? {} : { output: context.output }),
+    ...(markdown === undefined ? {} : { markdown }),
+  });
 
   let pendingAnswer: ((line: string) => void) | undefined;
   // The question is answered by the next line readline emits (see the 'line' handler below).
@@ -65,12 +77,28 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
       pendingAnswer = answer;
       signal.addEventListener('abort', onAbort, { once: true });
     });
-  const confirm = createAskingConfirm({ ask, style, hold: () => renderer.hold(), release: () => renderer.release(), allowAll: context.yes, preview: (call) => previewChange(call, io.cwd) });
+  const confirm = createAskingConfirm({
+    ask,
+    style,
+    hold: () => renderer.hold(),
+    release: () => renderer.release(),
+    allowAll: context.yes,
+    preview: (call) => previewChange(call, io.cwd),
+  });
   const tools = withCallContext(createBuiltinTools({ root: io.cwd, confirm, env: io.env }));
 
   const open = async (choice: SessionChoice): Promise<OpenedSession> => {
     const entry = await sessions.select(choice);
-    return await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config, tools, fetch: context.fetch, cwd: io.cwd, env: io.env });
+    return await openChatSession({
+      id: entry.id,
+      path: entry.path,
+      backend: context.backend,
+      config,
+      tools,
+      fetch: context.fetch,
+      cwd: io.cwd,
+      env: io.env,
+    });
   };
 
   let current = await open(input.session);
@@ -98,7 +126,8 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
       const finish = async (): Promise<void> => {
         turn?.controller.abort();
         // The runner settles an aborted turn (cancelled results, a save) at once; never hang the exit on it.
-        if (turn !== undefined) await Promise.race([turn.done, new Promise((resolve) => setTimeout(resolve, LEAVE_WAIT_MS).unref())]);
+        if (turn !== undefined)
+          await Promise.race([turn.done, new Promise((resolve) => setTimeout(resolve, LEAVE_WAIT_MS).unref())]);
         await current.store.close().catch(() => undefined);
         rl.close();
         resolveExit(code);
@@ -168,7 +197,9 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
           for (const entry of entries) {
             const mark = entry.id === current.id ? '*' : ' ';
             const title = await readSessionTitle(entry.path);
-            renderer.note(`${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes).padStart(8)}${title === undefined ? '' : `  ${visible(title)}`}`);
+            renderer.note(
+              `${mark} ${entry.id}  ${entry.modified.toISOString().slice(0, 16).replace('T', ' ')}  ${formatBytes(entry.bytes).padStart(8)}${title === undefined ? '' : `  ${visible(title)}`}`,
+            );
           }
           return;
         }
@@ -249,7 +280,14 @@ export async function runInteractive(context: ChatContext, input: { session: Ses
   });
 }
 
-function announce(renderer: ChatRenderer, style: TerminalStyle, session: OpenedSession, resumed: boolean, where: string | undefined, cwd: string): void {
+function announce(
+  renderer: ChatRenderer,
+  style: TerminalStyle,
+  session: OpenedSession,
+  resumed: boolean,
+  where: string | undefined,
+  cwd: string,
+): void {
   const count = session.agent.messages.length;
   const head = resumed ? `resumed session ${session.id} (${count} messages)` : `new session ${session.id}`;
   renderer.note(style.dim(`${head}${where === undefined ? '' : ` · ${where}`} · /help for commands`));
@@ -277,4 +315,3 @@ function formatBytes(bytes: number): string {
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
-

@@ -1,5 +1,6 @@
 import type { AgentEvent, ChangeLike, Tool } from './agent-port.js';
 import { createTerminalAsk } from './ask-on-terminal.js';
+import { previewChange } from './change-preview.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import { createChatRenderer } from './chat-renderer.js';
 import { createAskingConfirm } from './create-asking-confirm.js';
@@ -7,7 +8,6 @@ import { openChatSession } from './open-chat-session.js';
 import { describeOpenedSession, formatProblem } from './session-report.js';
 import { createSpinner } from './spinner.js';
 import { colorWanted, createTerminalStyle } from './terminal-style.js';
-import { previewChange } from './change-preview.js';
 import { withCallContext } from './tool-call-context.js';
 import { createBuiltinTools } from './tools/builtin-tools.js';
 import { allowAll, denyAll } from './tools/confirm.js';
@@ -29,7 +29,10 @@ interface ToolCallRecord {
  * Without `--yes`, a person at a terminal is asked before each change; without one to ask
  * (stdin not a terminal, or `--json`), changes are declined and the model is told so.
  */
-export async function runOneShot(context: ChatContext, input: { prompt: string; session: SessionChoice; json: boolean }): Promise<number> {
+export async function runOneShot(
+  context: ChatContext,
+  input: { prompt: string; session: SessionChoice; json: boolean },
+): Promise<number> {
   const { io, sessions } = context;
   const entry = await sessions.select(input.session);
   const style = createTerminalStyle(colorWanted(io.stderr, io.env));
@@ -37,12 +40,43 @@ export async function runOneShot(context: ChatContext, input: { prompt: string; 
   // Tool output is previewed for a person watching stderr; a script reading stderr gets the call lines only.
   const renderer = input.json
     ? undefined
-    : createChatRenderer({ answer: io.stdout, notes, style, spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }), reasoning: false, fancy: style.enabled, terminal: io.stdout.isTTY === true, output: context.output ?? (io.stderr.isTTY === true ? 'preview' : 'none'), moreHint: '--full-output shows them all' });
+    : createChatRenderer({
+        answer: io.stdout,
+        notes,
+        style,
+        spinner: createSpinner(notes, { enabled: io.stderr.isTTY === true, unicode: style.enabled }),
+        reasoning: false,
+        fancy: style.enabled,
+        terminal: io.stdout.isTTY === true,
+        output: context.output ?? (io.stderr.isTTY === true ? 'preview' : 'none'),
+        moreHint: '--full-output shows them all',
+      });
   // A person at a terminal is asked; a script (stdin not a terminal, or --json) is not: changes are declined.
-  const confirm = context.yes ? allowAll : io.stdin.isTTY === true && !input.json ? createAskingConfirm({ ask: createTerminalAsk(io.stdin, io.stderr), style, hold: () => renderer?.hold(), release: () => renderer?.release(), preview: (call) => previewChange(call, io.cwd) }) : denyAll;
+  const confirm = context.yes
+    ? allowAll
+    : io.stdin.isTTY === true && !input.json
+      ? createAskingConfirm({
+          ask: createTerminalAsk(io.stdin, io.stderr),
+          style,
+          hold: () => renderer?.hold(),
+          release: () => renderer?.release(),
+          preview: (call) => previewChange(call, io.cwd),
+        })
+      : denyAll;
   const tools: Tool[] = withCallContext(createBuiltinTools({ root: io.cwd, confirm, env: io.env }));
-  const session = await openChatSession({ id: entry.id, path: entry.path, backend: context.backend, config: context.config, tools, fetch: context.fetch, cwd: io.cwd, env: io.env });
-  if (renderer !== undefined) for (const line of describeOpenedSession(session, io.cwd)) renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);
+  const session = await openChatSession({
+    id: entry.id,
+    path: entry.path,
+    backend: context.backend,
+    config: context.config,
+    tools,
+    fetch: context.fetch,
+    cwd: io.cwd,
+    env: io.env,
+  });
+  if (renderer !== undefined)
+    for (const line of describeOpenedSession(session, io.cwd))
+      renderer.note(line.startsWith(' ') ? line : `unstuck chat: ${line}`);
 
   const controller = new AbortController();
   const onStop = (): void => controller.abort();

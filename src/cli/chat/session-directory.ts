@@ -38,12 +38,16 @@ export interface SessionDirectory {
   select(choice: SessionChoice): Promise<{ id: string; path: string }>;
 }
 
-export function createSessionDirectory(cwd: string, options: { now?: () => Date; random?: () => string; known?: KnownSessions } = {}): SessionDirectory {
+export function createSessionDirectory(
+  cwd: string,
+  options: { now?: () => Date; random?: () => string; known?: KnownSessions } = {},
+): SessionDirectory {
   const path = join(cwd, SESSIONS_DIRECTORY);
   const now = options.now ?? (() => new Date());
   const random = options.random ?? (() => randomBytes(2).toString('hex'));
   const pathOf = (id: string): string => {
-    if (!ID_PATTERN.test(id)) throw new UnstuckError('USAGE', `'${id}' is not a session id (letters, digits, '.', '_' and '-')`);
+    if (!ID_PATTERN.test(id))
+      throw new UnstuckError('USAGE', `'${id}' is not a session id (letters, digits, '.', '_' and '-')`);
     return join(path, `${id}${EXTENSION}`);
   };
   const createId = (): string => {
@@ -57,7 +61,12 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
    */
   const refuseLink = async (): Promise<void> => {
     const info = await lstat(path).catch(() => undefined);
-    if (info?.isSymbolicLink() === true) throw new UnstuckError('USAGE', 'is a symbolic link; refusing to keep or read sessions through it (remove it or make it a folder)', { file: path });
+    if (info?.isSymbolicLink() === true)
+      throw new UnstuckError(
+        'USAGE',
+        'is a symbolic link; refusing to keep or read sessions through it (remove it or make it a folder)',
+        { file: path },
+      );
   };
   const list = async (): Promise<SessionEntry[]> => {
     await refuseLink();
@@ -88,14 +97,21 @@ export function createSessionDirectory(cwd: string, options: { now?: () => Date;
       if (known === undefined) return entries[0] as SessionEntry;
       const started = await known.paths();
       for (const entry of entries) if (started.has(await realPathOf(entry.path))) return entry;
-      throw new UnstuckError('USAGE', `no session started by your unstuck chat in ${SESSIONS_DIRECTORY} (${entries.length === 1 ? 'the one there was' : `the ${entries.length} there were`} made elsewhere, e.g. shipped with the project: read it, then name it with --resume ID)`);
+      throw new UnstuckError(
+        'USAGE',
+        `no session started by your unstuck chat in ${SESSIONS_DIRECTORY} (${entries.length === 1 ? 'the one there was' : `the ${entries.length} there were`} made elsewhere, e.g. shipped with the project: read it, then name it with --resume ID)`,
+      );
     }
     pathOf(id);
     const exact = entries.find((entry) => entry.id === id);
     if (exact !== undefined) return exact;
     const matches = entries.filter((entry) => entry.id.startsWith(id));
     if (matches.length === 1 && matches[0] !== undefined) return matches[0];
-    if (matches.length > 1) throw new UnstuckError('USAGE', `session id '${id}' is ambiguous: ${matches.map((entry) => entry.id).join(', ')}`);
+    if (matches.length > 1)
+      throw new UnstuckError(
+        'USAGE',
+        `session id '${id}' is ambiguous: ${matches.map((entry) => entry.id).join(', ')}`,
+      );
     throw new UnstuckError('USAGE', `no session '${id}' in ${SESSIONS_DIRECTORY} (see /sessions)`);
   };
   const ensure = async (): Promise<void> => {

@@ -22,7 +22,9 @@ export async function readSessionTitle(path: string, limit = 60): Promise<string
   } catch {
     return undefined;
   }
-  const question = parseTranscript(head).messages.find((message) => message.role === 'user' && textOf(message.content).trim() !== '');
+  const question = parseTranscript(head).messages.find(
+    (message) => message.role === 'user' && textOf(message.content).trim() !== '',
+  );
   if (question === undefined) return undefined;
   const text = textOf(question.content).replace(/\s+/g, ' ').trim();
   return text.length <= limit ? text : `${text.slice(0, limit - 3)}...`;

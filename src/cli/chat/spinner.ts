@@ -9,7 +9,10 @@ export interface Spinner {
 }
 
 /** A one-line spinner drawn with carriage returns; on output that is not a terminal it draws nothing. */
-export function createSpinner(output: { write(text: string): unknown }, options: { enabled: boolean; unicode: boolean; intervalMs?: number }): Spinner {
+export function createSpinner(
+  output: { write(text: string): unknown },
+  options: { enabled: boolean; unicode: boolean; intervalMs?: number },
+): Spinner {
   const frames = options.unicode ? FRAMES : PLAIN_FRAMES;
   let timer: NodeJS.Timeout | undefined;
   let frame = 0;

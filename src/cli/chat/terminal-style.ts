@@ -10,8 +10,19 @@ export interface TerminalStyle {
 }
 
 export function createTerminalStyle(enabled: boolean): TerminalStyle {
-  const wrap = (open: number, close: number) => (text: string): string => (enabled && text !== '' ? `\x1b[${open}m${text}\x1b[${close}m` : text);
-  return { enabled, dim: wrap(2, 22), bold: wrap(1, 22), red: wrap(31, 39), green: wrap(32, 39), yellow: wrap(33, 39), cyan: wrap(36, 39) };
+  const wrap =
+    (open: number, close: number) =>
+    (text: string): string =>
+      enabled && text !== '' ? `\x1b[${open}m${text}\x1b[${close}m` : text;
+  return {
+    enabled,
+    dim: wrap(2, 22),
+    bold: wrap(1, 22),
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    cyan: wrap(36, 39),
+  };
 }
 
 /** Colour only on a terminal, and never when NO_COLOR is set to anything non-empty or TERM is dumb. */

@@ -15,7 +15,10 @@ const current = new AsyncLocalStorage<ToolCallInfo>();
  * Calls of one block run at once; each sees its own arguments.
  */
 export function withCallContext(tools: readonly Tool[]): Tool[] {
-  return tools.map((tool) => ({ ...tool, run: (args, context) => current.run({ name: tool.name, args }, () => tool.run(args, context)) }));
+  return tools.map((tool) => ({
+    ...tool,
+    run: (args, context) => current.run({ name: tool.name, args }, () => tool.run(args, context)),
+  }));
 }
 
 /** The call whose run this is, if any. */

@@ -1,27 +1,29 @@
-import type { Command } from '../command.js';
 import { UnstuckError } from '../../core/errors.js';
-import type { Io } from '../io.js';
-import { loadChatBackend } from '../chat/chat-backend.js';
-import type { ChatBackend } from '../chat/chat-backend.js';
 import { createTerminalAsk } from '../chat/ask-on-terminal.js';
 import { createProjectTrustAsk } from '../chat/ask-project-trust.js';
-import { formatConfigWarning, loadChatConfig } from '../chat/chat-config.js';
+import type { ChatBackend } from '../chat/chat-backend.js';
+import { loadChatBackend } from '../chat/chat-backend.js';
 import type { TrustMode } from '../chat/chat-config.js';
+import { formatConfigWarning, loadChatConfig } from '../chat/chat-config.js';
 import type { ChatContext, SessionChoice } from '../chat/chat-context.js';
 import { compactionSettings } from '../chat/compaction-settings.js';
+import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { explainNetworkErrors } from '../chat/explain-network-error.js';
+import { createKnownSessions } from '../chat/known-sessions.js';
 import { runInteractive } from '../chat/run-interactive.js';
 import { runOneShot } from '../chat/run-one-shot.js';
-import { eraseInitialEnvironment } from '../chat/erase-initial-environment.js';
 import { createSessionDirectory } from '../chat/session-directory.js';
-import { createKnownSessions } from '../chat/known-sessions.js';
-import { userConfigDirectory } from '../chat/user-config-directory.js';
-import { CHAT_COMMAND_MARKER, namesToErase } from '../chat/tools/command-environment.js';
 import { colorWanted, createTerminalStyle } from '../chat/terminal-style.js';
+import { CHAT_COMMAND_MARKER, namesToErase } from '../chat/tools/command-environment.js';
+import { userConfigDirectory } from '../chat/user-config-directory.js';
+import type { Command } from '../command.js';
+import type { Io } from '../io.js';
 import { createStoreSessionDirectory, withStoreUrl } from '../store-session-directory.js';
 
 /** The chat command, with the layers it composes passed in, so tests can run it over fakes. */
-export function createChatCommand(dependencies: { loadBackend: () => Promise<ChatBackend>; fetch?: typeof fetch } = { loadBackend: loadChatBackend }): Command {
+export function createChatCommand(
+  dependencies: { loadBackend: () => Promise<ChatBackend>; fetch?: typeof fetch } = { loadBackend: loadChatBackend },
+): Command {
   return {
     name: 'chat',
     summary: 'A terminal agent for DeepSeek or any OpenAI-compatible model, whose sessions never get stuck',
@@ -49,7 +51,8 @@ export function createChatCommand(dependencies: { loadBackend: () => Promise<Cha
       thinking: 'Ask for thinking mode (DeepSeek reasoning)',
       yes: 'Write files and run commands without asking',
       'full-output': 'Show each tool result whole under its call (default: its first and last lines)',
-      'trust-project': 'Trust .unstuck/config.json as it is now (its endpoint, model, system prompt); remembered until it changes',
+      'trust-project':
+        'Trust .unstuck/config.json as it is now (its endpoint, model, system prompt); remembered until it changes',
       store: 'Keep sessions in a database: sqlite:PATH or postgres://USER@HOST:PORT/DB (password from PGPASSWORD)',
     },
     async run({ values, positionals }, io) {
@@ -66,14 +69,25 @@ async function runChat(
 ): Promise<number> {
   const resume = values.resume === true;
   if (positionals.length > (resume ? 1 : 0)) {
-    throw new UnstuckError('USAGE', resume ? 'at most one session id after --resume' : `unexpected argument '${positionals[0] ?? ''}' (a prompt goes after -p)`);
+    throw new UnstuckError(
+      'USAGE',
+      resume
+        ? 'at most one session id after --resume'
+        : `unexpected argument '${positionals[0] ?? ''}' (a prompt goes after -p)`,
+    );
   }
-  const session: SessionChoice = resume ? (positionals[0] === undefined ? { kind: 'resume' } : { kind: 'resume', id: positionals[0] }) : { kind: 'new' };
+  const session: SessionChoice = resume
+    ? positionals[0] === undefined
+      ? { kind: 'resume' }
+      : { kind: 'resume', id: positionals[0] }
+    : { kind: 'new' };
   const json = values.json === true;
   let prompt = typeof values.prompt === 'string' ? values.prompt : undefined;
   if (prompt === undefined && io.stdin.isTTY !== true) prompt = await readAll(io.stdin);
-  if (prompt !== undefined && prompt.trim() === '') throw new UnstuckError('USAGE', 'the prompt is empty (pass -p TEXT or pipe a prompt on stdin)');
-  if (json && prompt === undefined) throw new UnstuckError('USAGE', '--json needs a one-shot prompt (-p TEXT or stdin)');
+  if (prompt !== undefined && prompt.trim() === '')
+    throw new UnstuckError('USAGE', 'the prompt is empty (pass -p TEXT or pipe a prompt on stdin)');
+  if (json && prompt === undefined)
+    throw new UnstuckError('USAGE', '--json needs a one-shot prompt (-p TEXT or stdin)');
 
   const flags = {
     ...(typeof values.model === 'string' ? { model: values.model } : {}),
@@ -82,15 +96,26 @@ async function runChat(
     ...(values.thinking === true ? { thinking: true } : {}),
   };
   if (values['trust-project'] === true && nonEmpty(io.env[CHAT_COMMAND_MARKER])) {
-    throw new UnstuckError('USAGE', '--trust-project is refused in a command that unstuck chat runs: trust a project from your own shell');
+    throw new UnstuckError(
+      'USAGE',
+      '--trust-project is refused in a command that unstuck chat runs: trust a project from your own shell',
+    );
   }
   // A project file's endpoint, model and system prompt count only once trusted: asked in the
   // interactive chat, never taken silently by a one-shot run (see docs/decisions/chat-project-trust.md).
-  const trust: TrustMode = values['trust-project'] === true
-    ? { mode: 'grant' }
-    : prompt === undefined
-      ? { mode: 'ask', ask: createProjectTrustAsk({ ask: createTerminalAsk(io.stdin, io.stdout), style: createTerminalStyle(colorWanted(io.stdout, io.env)), write: (text) => io.stdout.write(text) }) }
-      : { mode: 'never' };
+  const trust: TrustMode =
+    values['trust-project'] === true
+      ? { mode: 'grant' }
+      : prompt === undefined
+        ? {
+            mode: 'ask',
+            ask: createProjectTrustAsk({
+              ask: createTerminalAsk(io.stdin, io.stdout),
+              style: createTerminalStyle(colorWanted(io.stdout, io.env)),
+              write: (text) => io.stdout.write(text),
+            }),
+          }
+        : { mode: 'never' };
   const { config, warnings, notes } = await loadChatConfig({ flags, env: io.env, cwd: io.cwd, trust });
   for (const warning of warnings) io.stderr.write(`unstuck chat: warning: ${formatConfigWarning(warning)}\n`);
   for (const note of notes) io.stderr.write(`unstuck chat: ${note}\n`);
@@ -106,8 +131,14 @@ async function runChat(
   const context: ChatContext = {
     io,
     config,
-    backend: typeof values.store === 'string' ? withStoreUrl(await dependencies.loadBackend(), storeIo) : await dependencies.loadBackend(),
-    sessions: typeof values.store === 'string' ? createStoreSessionDirectory(values.store, storeIo) : createSessionDirectory(io.cwd, { known: createKnownSessions(userConfigDirectory(io.env)) }),
+    backend:
+      typeof values.store === 'string'
+        ? withStoreUrl(await dependencies.loadBackend(), storeIo)
+        : await dependencies.loadBackend(),
+    sessions:
+      typeof values.store === 'string'
+        ? createStoreSessionDirectory(values.store, storeIo)
+        : createSessionDirectory(io.cwd, { known: createKnownSessions(userConfigDirectory(io.env)) }),
     fetch: explainNetworkErrors(dependencies.fetch ?? globalThis.fetch),
     yes: values.yes === true,
     ...(values['full-output'] === true ? { output: 'full' as const } : {}),

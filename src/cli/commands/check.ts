@@ -34,13 +34,23 @@ export const checkCommand: Command = {
       }
       // Another provider's wire is checked by its own rules; --profile names OpenAI-chat providers.
       const native = document.native;
-      const violations = native === undefined || document.wire === 'openai-chat' ? check(document.messages, flags) : checkFormat(document.wire, native, flags.thinking === undefined ? {} : { thinking: flags.thinking });
+      const violations =
+        native === undefined || document.wire === 'openai-chat'
+          ? check(document.messages, flags)
+          : checkFormat(document.wire, native, flags.thinking === undefined ? {} : { thinking: flags.thinking });
       const rules = document.wire === 'openai-chat' ? flags.profile : document.wire;
       const count = native?.length ?? document.messages.length;
       const label = elementLabel(document.wire);
       if ((violations.length > 0 || document.problems.length > 0) && exit === EXIT.ok) exit = EXIT.violations;
       if (values['json'] === true) {
-        files.push({ file, format: document.format, ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }), messages: count, violations, ...(document.problems.length > 0 ? { problems: document.problems } : {}) });
+        files.push({
+          file,
+          format: document.format,
+          ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }),
+          messages: count,
+          violations,
+          ...(document.problems.length > 0 ? { problems: document.problems } : {}),
+        });
         continue;
       }
       if (violations.length === 0 && document.problems.length === 0) {
@@ -49,9 +59,14 @@ export const checkCommand: Command = {
       }
       const problems = violations.length + document.problems.length;
       io.stdout.write(`${file}: ${problems} problem${problems === 1 ? '' : 's'} for ${rules} (${count} ${label})\n`);
-      for (const problem of document.problems) io.stdout.write(`  ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}  damaged: ${problem.why}\n`);
+      for (const problem of document.problems)
+        io.stdout.write(
+          `  ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}  damaged: ${problem.why}\n`,
+        );
       for (const violation of violations) {
-        io.stdout.write(`  ${label}[${violation.index}]  ${violation.rule}${violation.toolCallId === undefined ? '' : ` (${violation.toolCallId})`}: ${violation.message}\n`);
+        io.stdout.write(
+          `  ${label}[${violation.index}]  ${violation.rule}${violation.toolCallId === undefined ? '' : ` (${violation.toolCallId})`}: ${violation.message}\n`,
+        );
       }
     }
     if (values['json'] === true) io.stdout.write(`${JSON.stringify({ files })}\n`);

@@ -4,13 +4,20 @@ import { resolve } from 'node:path';
 import { UnstuckError } from '../../core/errors.js';
 import type { Message } from '../../core/messages.js';
 import { writeFileAtomic } from '../../session/atomic-write.js';
-import { createJournalStore, createTranscriptStore, formatJournal, formatTranscript, parseJournal, parseTranscript } from '../../session/index.js';
 import type { LoadResult } from '../../session/index.js';
+import {
+  createJournalStore,
+  createTranscriptStore,
+  formatJournal,
+  formatTranscript,
+  parseJournal,
+  parseTranscript,
+} from '../../session/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { readDocument } from '../documents.js';
-import { readInputBytes } from '../read-input.js';
 import type { Io } from '../io.js';
+import { readInputBytes } from '../read-input.js';
 import { isStoreUrl, readStoreUrl, writeStoreUrl } from '../store-url.js';
 
 type Format = 'json' | 'jsonl' | 'md';
@@ -25,7 +32,8 @@ const FORMATS: readonly Format[] = ['json', 'jsonl', 'md'];
  */
 export const convertCommand: Command = {
   name: 'convert',
-  summary: 'Convert a history between .json (array or request body), .jsonl and .md (session transcript). Exit 0 done, 1 input was damaged (listed), 2 bad input.',
+  summary:
+    'Convert a history between .json (array or request body), .jsonl and .md (session transcript). Exit 0 done, 1 input was damaged (listed), 2 bad input.',
   positionals: 'IN OUT',
   options: {
     from: { type: 'string' },
@@ -43,16 +51,23 @@ export const convertCommand: Command = {
     const [input, output] = positionals as [string, string];
     const from = chooseFormat(input, values['from'], undefined);
     const to = chooseFormat(output, values['to'], output === '-' || isStoreUrl(output) ? 'json' : undefined);
-    if (to === undefined) throw new UnstuckError('USAGE', `cannot tell the format of ${output} from its extension: use --to json|jsonl|md`);
+    if (to === undefined)
+      throw new UnstuckError('USAGE', `cannot tell the format of ${output} from its extension: use --to json|jsonl|md`);
     if (input !== '-' && output !== '-' && (await sameFile(input, output))) {
-      throw new UnstuckError('USAGE', `IN and OUT are the same file (${output}): convert would replace its input with no copy left; write to another file (fix --write repairs a file in place, keeping FILE.bak)`);
+      throw new UnstuckError(
+        'USAGE',
+        `IN and OUT are the same file (${output}): convert would replace its input with no copy left; write to another file (fix --write repairs a file in place, keeping FILE.bak)`,
+      );
     }
     const loaded = await readInput(input, from, io);
     for (const problem of loaded.problems) {
-      io.stderr.write(`unstuck convert: ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.why}\n`);
+      io.stderr.write(
+        `unstuck convert: ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.why}\n`,
+      );
     }
     await writeOutput(output, to, loaded.messages, io);
-    if (output !== '-') io.stderr.write(`unstuck convert: ${loaded.messages.length} messages written to ${output} (${to})\n`);
+    if (output !== '-')
+      io.stderr.write(`unstuck convert: ${loaded.messages.length} messages written to ${output} (${to})\n`);
     return loaded.problems.length > 0 ? EXIT.violations : EXIT.ok;
   },
 };
@@ -66,7 +81,8 @@ async function sameFile(first: string, second: string): Promise<boolean> {
 
 function chooseFormat(file: string, flag: unknown, fallback: Format | undefined): Format | undefined {
   if (typeof flag === 'string') {
-    if (!(FORMATS as readonly string[]).includes(flag)) throw new UnstuckError('USAGE', `unknown format '${flag}' (use json, jsonl or md)`);
+    if (!(FORMATS as readonly string[]).includes(flag))
+      throw new UnstuckError('USAGE', `unknown format '${flag}' (use json, jsonl or md)`);
     return flag as Format;
   }
   const extension = /\.(json|jsonl|md)$/i.exec(file)?.[1]?.toLowerCase();
@@ -91,7 +107,13 @@ async function readInput(file: string, format: Format | undefined, io: Io): Prom
 async function writeOutput(file: string, format: Format, messages: readonly Message[], io: Io): Promise<void> {
   if (isStoreUrl(file)) return writeStoreUrl(file, io, messages);
   if (file === '-') {
-    io.stdout.write(format === 'md' ? formatTranscript(messages) : format === 'jsonl' ? formatJournal(messages) : `${JSON.stringify(messages, null, 2)}\n`);
+    io.stdout.write(
+      format === 'md'
+        ? formatTranscript(messages)
+        : format === 'jsonl'
+          ? formatJournal(messages)
+          : `${JSON.stringify(messages, null, 2)}\n`,
+    );
     return;
   }
   if (format === 'json') {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UnstuckError, isProfileName, profileNames } from '../../core/index.js';
-import { createEmulator, parseScript } from '../../emulator/index.js';
+import { isProfileName, profileNames, UnstuckError } from '../../core/index.js';
 import type { Step } from '../../emulator/index.js';
+import { createEmulator, parseScript } from '../../emulator/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 
@@ -46,7 +46,9 @@ export const emulateCommand: Command = {
       ...(values['thinking'] === true ? { thinking: true } : {}),
       onRequest: (request) => {
         const first = request.violations[0];
-        io.stderr.write(`${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}`}\n`);
+        io.stderr.write(
+          `${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}`}\n`,
+        );
       },
     });
     let server: Awaited<ReturnType<typeof emulator.listen>>;
@@ -55,7 +57,9 @@ export const emulateCommand: Command = {
     } catch (error) {
       throw new UnstuckError('IO', `cannot listen on ${host}:${port}: ${(error as Error).message}`, { cause: error });
     }
-    io.stdout.write(`unstuck emulate: ${profile} emulator listening on ${server.url} (POST /v1/chat/completions; Anthropic: POST /v1/messages, /v1/messages/count_tokens)\n`);
+    io.stdout.write(
+      `unstuck emulate: ${profile} emulator listening on ${server.url} (POST /v1/chat/completions; Anthropic: POST /v1/messages, /v1/messages/count_tokens)\n`,
+    );
     await new Promise<void>((done) => {
       if (io.signal === undefined) return;
       if (io.signal.aborted) done();
@@ -71,13 +75,20 @@ async function readScript(path: string, shown: string): Promise<Step[]> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new UnstuckError('IO', `cannot read the script: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { file: shown, cause: error });
+    throw new UnstuckError(
+      'IO',
+      `cannot read the script: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      { file: shown, cause: error },
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UnstuckError('INPUT_INVALID', `the script is not JSON: ${(error as Error).message}`, { file: shown, cause: error });
+    throw new UnstuckError('INPUT_INVALID', `the script is not JSON: ${(error as Error).message}`, {
+      file: shown,
+      cause: error,
+    });
   }
   return parseScript(value, shown);
 }

@@ -1,25 +1,26 @@
-import { access, lstat, readlink, stat } from 'node:fs/promises';
 import { Buffer } from 'node:buffer';
+import { access, lstat, readlink, stat } from 'node:fs/promises';
 import { check } from '../../core/check.js';
 import { UnstuckError } from '../../core/errors.js';
 import { checkFormat } from '../../core/formats/check-format.js';
-import { repairFormat } from '../../core/formats/repair-format.js';
 import type { FormatRepairOptions } from '../../core/formats/format-types.js';
+import { repairFormat } from '../../core/formats/repair-format.js';
 import type { Message } from '../../core/messages.js';
-import { repair, type RepairOptions } from '../../core/repair.js';
+import { type RepairOptions, repair } from '../../core/repair.js';
 import { createTranscriptStore, writeFileAtomic } from '../../session/index.js';
-import { acquireWriterLock } from '../../session/writer-lock.js';
 import type { WriterLock } from '../../session/writer-lock.js';
+import { acquireWriterLock } from '../../session/writer-lock.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
-import { elementLabel, formatDocument, originalText, readDocument, type HistoryDocument } from '../documents.js';
-import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
+import { elementLabel, formatDocument, type HistoryDocument, originalText, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
+import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
 import { isStoreUrl, readStoreDocument, writeStoreUrl } from '../store-url.js';
 
 export const fixCommand: Command = {
   name: 'fix',
-  summary: 'Repair a history so the provider accepts it. Prints the repaired document (changes on stderr); --write replaces FILE, keeping FILE.bak. Exit 0 valid, 1 violations remain, 2 bad input.',
+  summary:
+    'Repair a history so the provider accepts it. Prints the repaired document (changes on stderr); --write replaces FILE, keeping FILE.bak. Exit 0 valid, 1 violations remain, 2 bad input.',
   positionals: 'FILE',
   options: {
     ...historyOptions,
@@ -46,12 +47,14 @@ export const fixCommand: Command = {
     const options: RepairOptions = { ...flags };
     const unanswered = values['unanswered'];
     if (unanswered !== undefined) {
-      if (unanswered !== 'synthesize' && unanswered !== 'strip') throw new UnstuckError('USAGE', `--unanswered takes 'synthesize' or 'strip', not '${String(unanswered)}'`);
+      if (unanswered !== 'synthesize' && unanswered !== 'strip')
+        throw new UnstuckError('USAGE', `--unanswered takes 'synthesize' or 'strip', not '${String(unanswered)}'`);
       options.unanswered = unanswered;
     }
     const orphans = values['orphans'];
     if (orphans !== undefined) {
-      if (orphans !== 'to-user' && orphans !== 'drop') throw new UnstuckError('USAGE', `--orphans takes 'to-user' or 'drop', not '${String(orphans)}'`);
+      if (orphans !== 'to-user' && orphans !== 'drop')
+        throw new UnstuckError('USAGE', `--orphans takes 'to-user' or 'drop', not '${String(orphans)}'`);
       options.orphans = orphans;
     }
     if (values['strongest'] === true) options.level = 'strongest';
@@ -73,11 +76,23 @@ const LOCK_TIMEOUT_MS = 10_000;
 
 async function lockForWrite(file: string, io: Parameters<Command['run']>[1]): Promise<WriterLock> {
   // A file that cannot be read is reported as that, not as a lock file that cannot be made.
-  if (!(await access(file).then(() => true, () => false))) await readDocument(file, io);
+  if (
+    !(await access(file).then(
+      () => true,
+      () => false,
+    ))
+  )
+    await readDocument(file, io);
   return acquireWriterLock(file, { timeoutMs: LOCK_TIMEOUT_MS });
 }
 
-async function fixFile(file: string, options: RepairOptions, values: Parameters<Command['run']>[0]['values'], io: Parameters<Command['run']>[1], lock: WriterLock | undefined): Promise<number> {
+async function fixFile(
+  file: string,
+  options: RepairOptions,
+  values: Parameters<Command['run']>[0]['values'],
+  io: Parameters<Command['run']>[1],
+  lock: WriterLock | undefined,
+): Promise<number> {
   const document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io);
   const native = document.wire === 'openai-chat' ? undefined : document.native;
   let before: unknown[];
@@ -106,17 +121,32 @@ async function fixFile(file: string, options: RepairOptions, values: Parameters<
   } else if (lock !== undefined && changed) {
     if (unreadable > 0) {
       const first = document.problems[0]!;
-      throw new UnstuckError('INPUT_INVALID', `${unreadable} line(s) cannot be read (${first.why}); nothing written, since writing would delete them: mend or remove them by hand, then run fix again`, { file, position: String(first.line ?? 1) });
+      throw new UnstuckError(
+        'INPUT_INVALID',
+        `${unreadable} line(s) cannot be read (${first.why}); nothing written, since writing would delete them: mend or remove them by hand, then run fix again`,
+        { file, position: String(first.line ?? 1) },
+      );
     }
     await replaceKeepingBackup(document, result.messages, output, lock);
   }
 
   if (values['json'] === true) {
-    io.stdout.write(`${JSON.stringify({ file, format: document.format, ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }), messages: result.messages, changes: result.changes, before, after: result.remaining, ...(document.problems.length > 0 ? { problems: document.problems } : {}) })}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ file, format: document.format, ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }), messages: result.messages, changes: result.changes, before, after: result.remaining, ...(document.problems.length > 0 ? { problems: document.problems } : {}) })}\n`,
+    );
   } else if (values['write'] !== true) {
     io.stdout.write(output);
   }
-  writeReport(io, file, document.problems, result, values['write'] === true, changed, elementLabel(document.wire), unreadable);
+  writeReport(
+    io,
+    file,
+    document.problems,
+    result,
+    values['write'] === true,
+    changed,
+    elementLabel(document.wire),
+    unreadable,
+  );
   return result.remaining.length === 0 && unreadable === 0 ? EXIT.ok : EXIT.violations;
 }
 
@@ -130,7 +160,11 @@ function formatRepaired(document: HistoryDocument, messages: readonly unknown[])
     if (!(error instanceof RangeError)) throw error;
     // JSON.parse reads any depth; JSON.stringify recurses, and a value nested 100,000 deep overflows it.
     const offset = findNestingOffset(document.text, REPORTED_DEPTH);
-    throw new UnstuckError('INPUT_INVALID', `nested too deeply to write back (${error.message}); nothing written`, offset === -1 ? { file: document.file } : { file: document.file, position: lineAndColumn(document.text, offset) });
+    throw new UnstuckError(
+      'INPUT_INVALID',
+      `nested too deeply to write back (${error.message}); nothing written`,
+      offset === -1 ? { file: document.file } : { file: document.file, position: lineAndColumn(document.text, offset) },
+    );
   }
 }
 
@@ -141,15 +175,28 @@ function formatRepaired(document: HistoryDocument, messages: readonly unknown[])
  * Then FILE is replaced, keeping its permissions. A read-only FILE, or a FILE that is a symbolic
  * link, is refused, not replaced.
  */
-async function replaceKeepingBackup(document: HistoryDocument, messages: readonly unknown[], output: string, lock: WriterLock): Promise<void> {
+async function replaceKeepingBackup(
+  document: HistoryDocument,
+  messages: readonly unknown[],
+  output: string,
+  lock: WriterLock,
+): Promise<void> {
   const file = document.file;
   // A link is not replaced by a file, nor written through (a repository can ship one pointing anywhere).
   if ((await lstat(file)).isSymbolicLink()) {
-    throw new UnstuckError('IO', `is a symbolic link (to ${await readlink(file)}): not replaced, nothing written; run fix --write on the file it points to`, { file });
+    throw new UnstuckError(
+      'IO',
+      `is a symbolic link (to ${await readlink(file)}): not replaced, nothing written; run fix --write on the file it points to`,
+      { file },
+    );
   }
   const mode = (await stat(file)).mode & 0o7777;
   if ((mode & 0o200) === 0) {
-    throw new UnstuckError('IO', `read-only (mode ${mode.toString(8).padStart(4, '0')}): not replaced, nothing written; make it writable (chmod u+w) to let fix --write repair it`, { file });
+    throw new UnstuckError(
+      'IO',
+      `read-only (mode ${mode.toString(8).padStart(4, '0')}): not replaced, nothing written; make it writable (chmod u+w) to let fix --write repair it`,
+      { file },
+    );
   }
   await writeFileAtomic(`${file}.bak`, document.bytes, { mode });
   if (document.format === 'markdown') {
@@ -175,9 +222,14 @@ function writeReport(
   unreadable: number,
 ): void {
   const lines: string[] = [];
-  for (const problem of problems) lines.push(`  damaged  ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.why}`);
-  for (const change of result.changes) lines.push(`  ${change.kind.padEnd(26)} ${label}[${change.index}]${change.toolCallId === undefined ? '' : ` ${change.toolCallId}`}: ${change.detail}`);
-  for (const left of result.remaining) lines.push(`  REMAINING ${left.rule} ${label}[${left.index}]: ${left.message} (${left.why})`);
+  for (const problem of problems)
+    lines.push(`  damaged  ${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.why}`);
+  for (const change of result.changes)
+    lines.push(
+      `  ${change.kind.padEnd(26)} ${label}[${change.index}]${change.toolCallId === undefined ? '' : ` ${change.toolCallId}`}: ${change.detail}`,
+    );
+  for (const left of result.remaining)
+    lines.push(`  REMAINING ${left.rule} ${label}[${left.index}]: ${left.message} (${left.why})`);
   const head = !changed
     ? `${file}: valid, nothing to repair`
     : `${file}: ${result.changes.length} change${result.changes.length === 1 ? '' : 's'}${wrote ? `, written (original kept as ${file}.bak)` : ''}${unreadable > 0 ? `, ${unreadable} line(s) that cannot be read are left out of the output` : ''}${result.remaining.length > 0 ? `, ${result.remaining.length} violation(s) remain` : ''}`;

@@ -1,5 +1,5 @@
-import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
 import type { ProfileName } from '../../core/index.js';
+import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
 import {
   createNodeFetch,
   createProxyHandler,
@@ -43,7 +43,8 @@ export const proxyCommand: Command = {
     'log-bodies': 'Put request bodies in the log lines (message contents; keys are never logged)',
     'max-body-bytes': `Answer 413 to larger request bodies (default ${DEFAULT_MAX_BODY_BYTES})`,
     'upstream-timeout-ms': `Answer 504 / end the stream when the upstream is silent this long (default ${DEFAULT_UPSTREAM_TIMEOUT_MS})`,
-    'allow-host': 'Also serve requests whose Host is this name (repeatable; loopback names and the bound address always are)',
+    'allow-host':
+      'Also serve requests whose Host is this name (repeatable; loopback names and the bound address always are)',
     'request-timeout-ms': `Close a connection whose request (headers and body) is not in within this (default ${DEFAULT_REQUEST_TIMEOUT_MS})`,
     'headers-timeout-ms': `Close a connection whose request headers are not in within this (default ${DEFAULT_HEADERS_TIMEOUT_MS})`,
     'max-connections': `Refuse connections beyond this many at once (default ${DEFAULT_MAX_CONNECTIONS})`,
@@ -52,15 +53,51 @@ export const proxyCommand: Command = {
   async run({ values }, io) {
     const upstream = parseUpstream(values.upstream);
     const port = parseInteger(values.port, '--port', 8787, 0, 65535);
-    const maxBodyBytes = parseInteger(values['max-body-bytes'], '--max-body-bytes', DEFAULT_MAX_BODY_BYTES, 1, Number.MAX_SAFE_INTEGER);
-    const upstreamTimeoutMs = parseInteger(values['upstream-timeout-ms'], '--upstream-timeout-ms', DEFAULT_UPSTREAM_TIMEOUT_MS, 1, 2_147_483_647);
+    const maxBodyBytes = parseInteger(
+      values['max-body-bytes'],
+      '--max-body-bytes',
+      DEFAULT_MAX_BODY_BYTES,
+      1,
+      Number.MAX_SAFE_INTEGER,
+    );
+    const upstreamTimeoutMs = parseInteger(
+      values['upstream-timeout-ms'],
+      '--upstream-timeout-ms',
+      DEFAULT_UPSTREAM_TIMEOUT_MS,
+      1,
+      2_147_483_647,
+    );
     const profile = typeof values.profile === 'string' ? values.profile : undefined;
     if (profile !== undefined) getProfile(profile as ProfileName); // an unknown name fails here, as one line
     const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
-    const requestTimeoutMs = parseInteger(values['request-timeout-ms'], '--request-timeout-ms', DEFAULT_REQUEST_TIMEOUT_MS, 0, 2_147_483_647);
-    const headersTimeoutMs = parseInteger(values['headers-timeout-ms'], '--headers-timeout-ms', DEFAULT_HEADERS_TIMEOUT_MS, 1, 2_147_483_647);
-    const maxConnections = parseInteger(values['max-connections'], '--max-connections', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
-    const drainMs = parseInteger(values['drain-timeout-ms'], '--drain-timeout-ms', DEFAULT_DRAIN_TIMEOUT_MS, 0, 2_147_483_647);
+    const requestTimeoutMs = parseInteger(
+      values['request-timeout-ms'],
+      '--request-timeout-ms',
+      DEFAULT_REQUEST_TIMEOUT_MS,
+      0,
+      2_147_483_647,
+    );
+    const headersTimeoutMs = parseInteger(
+      values['headers-timeout-ms'],
+      '--headers-timeout-ms',
+      DEFAULT_HEADERS_TIMEOUT_MS,
+      1,
+      2_147_483_647,
+    );
+    const maxConnections = parseInteger(
+      values['max-connections'],
+      '--max-connections',
+      DEFAULT_MAX_CONNECTIONS,
+      1,
+      1_000_000,
+    );
+    const drainMs = parseInteger(
+      values['drain-timeout-ms'],
+      '--drain-timeout-ms',
+      DEFAULT_DRAIN_TIMEOUT_MS,
+      0,
+      2_147_483_647,
+    );
     const allowHosts = parseHosts(values['allow-host']);
 
     const logLines = createLogLines(io.stderr);
@@ -73,10 +110,19 @@ export const proxyCommand: Command = {
       ...(profile === undefined ? {} : { profile: profile as ProfileName }),
       log: (entry) => logLines.line(entry),
     });
-    const server = await serveProxy(handler, { port, host, allowHosts, requestTimeoutMs, headersTimeoutMs, maxConnections });
+    const server = await serveProxy(handler, {
+      port,
+      host,
+      allowHosts,
+      requestTimeoutMs,
+      headersTimeoutMs,
+      maxConnections,
+    });
     const removeGuard = guardProcess((entry) => logLines.line(entry));
     try {
-      io.stderr.write(`${JSON.stringify({ event: 'listening', url: server.url, upstream: `${upstream.origin}${upstream.pathname}`, profile: profile ?? 'openai' })}\n`);
+      io.stderr.write(
+        `${JSON.stringify({ event: 'listening', url: server.url, upstream: `${upstream.origin}${upstream.pathname}`, profile: profile ?? 'openai' })}\n`,
+      );
       await new Promise<void>((resolve) => {
         if (io.signal === undefined) return; // runs until the process is killed
         if (io.signal.aborted) resolve();
@@ -114,29 +160,41 @@ export function guardProcess(log: (entry: { event: 'uncaught-error'; error: stri
 }
 
 function parseHosts(value: unknown): string[] {
-  const hosts = Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : typeof value === 'string' ? [value] : [];
+  const hosts = Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === 'string')
+    : typeof value === 'string'
+      ? [value]
+      : [];
   for (const host of hosts) {
-    if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+|[0-9a-fA-F:]+)$/.test(host)) throw new UnstuckError('USAGE', `--allow-host must be a host name or address without port or scheme, not '${host}'`);
+    if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+|[0-9a-fA-F:]+)$/.test(host))
+      throw new UnstuckError(
+        'USAGE',
+        `--allow-host must be a host name or address without port or scheme, not '${host}'`,
+      );
   }
   return hosts;
 }
 
 function parseUpstream(value: unknown): URL {
-  if (typeof value !== 'string' || value === '') throw new UnstuckError('USAGE', 'missing --upstream URL (the provider base URL, e.g. https://api.openai.com)');
+  if (typeof value !== 'string' || value === '')
+    throw new UnstuckError('USAGE', 'missing --upstream URL (the provider base URL, e.g. https://api.openai.com)');
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw new UnstuckError('USAGE', `--upstream is not a URL: ${value}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UnstuckError('USAGE', `--upstream must be http or https, not ${url.protocol}`);
-  if (url.username !== '' || url.password !== '') throw new UnstuckError('USAGE', '--upstream must not hold credentials; clients send their key in Authorization');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UnstuckError('USAGE', `--upstream must be http or https, not ${url.protocol}`);
+  if (url.username !== '' || url.password !== '')
+    throw new UnstuckError('USAGE', '--upstream must not hold credentials; clients send their key in Authorization');
   return url;
 }
 
 function parseInteger(value: unknown, flag: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   const number = Number(value);
-  if (typeof value !== 'string' || !/^\d+$/.test(value) || number < min || number > max) throw new UnstuckError('USAGE', `${flag} must be a whole number from ${min} to ${max}, not '${String(value)}'`);
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || number < min || number > max)
+    throw new UnstuckError('USAGE', `${flag} must be a whole number from ${min} to ${max}, not '${String(value)}'`);
   return number;
 }

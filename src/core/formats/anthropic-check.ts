@@ -1,5 +1,5 @@
-import type { FormatCheckOptions, FormatViolation } from './format-types.js';
 import { isToolResultBlock, isToolUseBlock } from './anthropic-messages.js';
+import type { FormatCheckOptions, FormatViolation } from './format-types.js';
 import { isRecord } from './native-tag.js';
 
 /**
@@ -17,7 +17,8 @@ const THINKING_DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extende
 export function checkAnthropicMessages(input: readonly unknown[], options: FormatCheckOptions = {}): FormatViolation[] {
   const violations: FormatViolation[] = [];
   const report = (violation: FormatViolation) => violations.push(violation);
-  if (input.length === 0) report({ rule: 'empty-messages', index: 0, message: 'messages: messages must have at least one element' });
+  if (input.length === 0)
+    report({ rule: 'empty-messages', index: 0, message: 'messages: messages must have at least one element' });
   const seenIds = new Set<string>();
   // Results found in a later user message of a split run: reported once, as split, not again as orphans.
   const splitResults = new Set<string>();
@@ -26,12 +27,21 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Forma
   for (let index = 0; index < input.length; index += 1) {
     const message = input[index];
     if (!isRecord(message) || typeof message['role'] !== 'string') {
-      report({ rule: 'message-malformed', index, message: `messages.${index}: Input should be a valid dictionary with a string \`role\`` });
+      report({
+        rule: 'message-malformed',
+        index,
+        message: `messages.${index}: Input should be a valid dictionary with a string \`role\``,
+      });
       continue;
     }
     const role = message['role'];
     if (role === 'system') {
-      report({ rule: 'system-role-in-messages', index, message: 'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.' });
+      report({
+        rule: 'system-role-in-messages',
+        index,
+        message:
+          'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.',
+      });
       continue;
     }
     if (role !== 'user' && role !== 'assistant') {
@@ -41,12 +51,26 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Forma
     }
     const previous = input[index - 1];
     if (isRecord(previous) && previous['role'] === role) {
-      report({ rule: 'roles-not-alternating', index, message: `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row` });
+      report({
+        rule: 'roles-not-alternating',
+        index,
+        message: `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`,
+      });
     }
     const content = message['content'];
     const isFinalAssistant = index === last && role === 'assistant';
-    if ((content === '' || (Array.isArray(content) && content.length === 0) || content === undefined || content === null) && !isFinalAssistant) {
-      report({ rule: 'content-empty', index, message: `messages.${index}: all messages must have non-empty content except for the optional final assistant message` });
+    if (
+      (content === '' ||
+        (Array.isArray(content) && content.length === 0) ||
+        content === undefined ||
+        content === null) &&
+      !isFinalAssistant
+    ) {
+      report({
+        rule: 'content-empty',
+        index,
+        message: `messages.${index}: all messages must have non-empty content except for the optional final assistant message`,
+      });
       continue;
     }
     if (!Array.isArray(content)) continue;
@@ -54,7 +78,14 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Forma
       if (!isRecord(block) || block['type'] !== 'text') return;
       const text = block['text'];
       if (typeof text === 'string' && text.trim() !== '') return;
-      report({ rule: 'text-block-empty', index, message: typeof text === 'string' && text !== '' ? 'messages: text content blocks must contain non-whitespace text' : 'messages: text content blocks must be non-empty' });
+      report({
+        rule: 'text-block-empty',
+        index,
+        message:
+          typeof text === 'string' && text !== ''
+            ? 'messages: text content blocks must contain non-whitespace text'
+            : 'messages: text content blocks must be non-empty',
+      });
     });
     if (role === 'assistant') checkCalls(input, index, content, seenIds, splitResults, report);
     else checkResults(input, index, content, splitResults, report);
@@ -63,17 +94,34 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Forma
   return violations.sort((a, b) => a.index - b.index);
 }
 
-function checkCalls(input: readonly unknown[], index: number, content: unknown[], seenIds: Set<string>, splitResults: Set<string>, report: (violation: FormatViolation) => void): void {
+function checkCalls(
+  input: readonly unknown[],
+  index: number,
+  content: unknown[],
+  seenIds: Set<string>,
+  splitResults: Set<string>,
+  report: (violation: FormatViolation) => void,
+): void {
   const ids: string[] = [];
   const listed = new Set<string>(); // `ids` as a set: a message may hold 10^5 tool_use blocks
   content.forEach((block, position) => {
     if (!isToolUseBlock(block)) return;
     const id = block['id'];
     if (typeof id !== 'string' || id === '') {
-      report({ rule: 'tool-call-id-missing', index, message: `messages.${index}.content.${position}.tool_use.id: Field required` });
+      report({
+        rule: 'tool-call-id-missing',
+        index,
+        message: `messages.${index}.content.${position}.tool_use.id: Field required`,
+      });
       return;
     }
-    if (seenIds.has(id)) report({ rule: 'tool-call-id-duplicate', index, toolCallId: id, message: `messages.${index}.content.${position}: \`tool_use\` ids must be unique` });
+    if (seenIds.has(id))
+      report({
+        rule: 'tool-call-id-duplicate',
+        index,
+        toolCallId: id,
+        message: `messages.${index}.content.${position}: \`tool_use\` ids must be unique`,
+      });
     seenIds.add(id);
     if (!listed.has(id)) {
       listed.add(id);
@@ -82,7 +130,8 @@ function checkCalls(input: readonly unknown[], index: number, content: unknown[]
   });
   if (ids.length === 0) return;
   const next = input[index + 1];
-  const nextContent = isRecord(next) && next['role'] === 'user' && Array.isArray(next['content']) ? (next['content'] as unknown[]) : [];
+  const nextContent =
+    isRecord(next) && next['role'] === 'user' && Array.isArray(next['content']) ? (next['content'] as unknown[]) : [];
   const leading = new Set<unknown>();
   for (const block of nextContent) {
     if (!isToolResultBlock(block)) break;
@@ -116,15 +165,28 @@ function splitResultsAfter(input: readonly unknown[], from: number): Map<unknown
   const found = new Map<unknown, number>();
   for (let cursor = from; cursor < input.length; cursor += 1) {
     const message = input[cursor];
-    if (!isRecord(message) || message['role'] !== 'user' || !isRecord(input[cursor - 1]) || (input[cursor - 1] as Record<string, unknown>)['role'] !== 'user') break;
+    if (
+      !isRecord(message) ||
+      message['role'] !== 'user' ||
+      !isRecord(input[cursor - 1]) ||
+      (input[cursor - 1] as Record<string, unknown>)['role'] !== 'user'
+    )
+      break;
     const content = message['content'];
     if (!Array.isArray(content)) continue;
-    for (const block of content) if (isToolResultBlock(block) && !found.has(block['tool_use_id'])) found.set(block['tool_use_id'], cursor);
+    for (const block of content)
+      if (isToolResultBlock(block) && !found.has(block['tool_use_id'])) found.set(block['tool_use_id'], cursor);
   }
   return found;
 }
 
-function checkResults(input: readonly unknown[], index: number, content: unknown[], splitResults: Set<string>, report: (violation: FormatViolation) => void): void {
+function checkResults(
+  input: readonly unknown[],
+  index: number,
+  content: unknown[],
+  splitResults: Set<string>,
+  report: (violation: FormatViolation) => void,
+): void {
   const previous = input[index - 1];
   const callIds = new Set<unknown>();
   if (isRecord(previous) && previous['role'] === 'assistant' && Array.isArray(previous['content'])) {
@@ -135,13 +197,22 @@ function checkResults(input: readonly unknown[], index: number, content: unknown
     if (!isToolResultBlock(block)) return;
     const id = block['tool_use_id'];
     if (typeof id !== 'string' || id === '') {
-      report({ rule: 'tool-call-id-missing', index, message: `messages.${index}.content.${position}.tool_result.tool_use_id: Field required` });
+      report({
+        rule: 'tool-call-id-missing',
+        index,
+        message: `messages.${index}.content.${position}.tool_result.tool_use_id: Field required`,
+      });
       return;
     }
     if (splitResults.has(`${index}:${id}`)) return;
     if (!callIds.has(id)) {
       // Same text either way; the catalogue tells a result after no calls from one naming a call that is not there.
-      report({ rule: callIds.size > 0 ? 'tool-result-id-mismatch' : 'tool-result-orphan', index, toolCallId: id, message: orphan(index, position, id) });
+      report({
+        rule: callIds.size > 0 ? 'tool-result-id-mismatch' : 'tool-result-orphan',
+        index,
+        toolCallId: id,
+        message: orphan(index, position, id),
+      });
       return;
     }
     if (answered.has(id)) {

@@ -1,4 +1,4 @@
-import { isMessage, type Content, type Message, type ToolCall } from '../messages.js';
+import { type Content, isMessage, type Message, type ToolCall } from '../messages.js';
 import { SYNTHETIC_RESULT } from '../repair/pair-tool-blocks.js';
 import type { Converted } from './format-types.js';
 import { argumentsText, isRecord, parseArguments, positionsByOrigin, setTag, tagOf } from './native-tag.js';
@@ -58,7 +58,14 @@ export function fromAnthropicMessages(input: readonly unknown[]): Converted<Mess
     }
     const made = segmentsOf(value);
     made.forEach(({ message, block }, segment) => {
-      setTag<Message, MessageTag>(message, { index, native: value, segment, segments: made.length, converted: message, ...(block === undefined ? {} : { block }) });
+      setTag<Message, MessageTag>(message, {
+        index,
+        native: value,
+        segment,
+        segments: made.length,
+        converted: message,
+        ...(block === undefined ? {} : { block }),
+      });
       messages.push(message);
       origins.push(index);
     });
@@ -73,7 +80,8 @@ export function toAnthropicMessages(messages: readonly Message[]): unknown[] {
 function segmentsOf(native: Record<string, unknown>): { message: Message; block?: Record<string, unknown> }[] {
   const content = native['content'];
   const role = native['role'] as string;
-  if (!Array.isArray(content) || (role !== 'assistant' && role !== 'user')) return [{ message: { ...native } as Message }];
+  if (!Array.isArray(content) || (role !== 'assistant' && role !== 'user'))
+    return [{ message: { ...native } as Message }];
   if (role === 'assistant') {
     const message = { ...native } as Message;
     message.content = content.filter((block) => !isToolUseBlock(block)) as Content;
@@ -87,7 +95,14 @@ function segmentsOf(native: Record<string, unknown>): { message: Message; block?
     if (isToolResultBlock(block)) {
       run = undefined;
       const id = block['tool_use_id'];
-      made.push({ message: { role: 'tool', ...(typeof id === 'string' ? { tool_call_id: id } : {}), content: resultContent(block) }, block });
+      made.push({
+        message: {
+          role: 'tool',
+          ...(typeof id === 'string' ? { tool_call_id: id } : {}),
+          content: resultContent(block),
+        },
+        block,
+      });
       continue;
     }
     if (run === undefined) {
@@ -103,7 +118,11 @@ function segmentsOf(native: Record<string, unknown>): { message: Message; block?
 function toToolCall(block: Record<string, unknown>): ToolCall {
   const id = block['id'];
   const name = block['name'];
-  const call: ToolCall = { ...(typeof id === 'string' ? { id } : {}), type: 'function', function: { ...(typeof name === 'string' ? { name } : {}), arguments: argumentsText(block['input']) } };
+  const call: ToolCall = {
+    ...(typeof id === 'string' ? { id } : {}),
+    type: 'function',
+    function: { ...(typeof name === 'string' ? { name } : {}), arguments: argumentsText(block['input']) },
+  };
   return setTag<ToolCall, CallTag>(call, { block });
 }
 
@@ -126,16 +145,36 @@ function sideOf(message: unknown): Side {
  * results before them. `sources` names, for each native message out, the index of the native
  * message it was built from (undefined for one made only of added results).
  */
-export function buildAnthropicMessages(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[]; joined: boolean[] } {
+export function buildAnthropicMessages(messages: readonly Message[]): {
+  messages: unknown[];
+  sources: (number | undefined)[];
+  joined: boolean[];
+} {
   const groups: Message[][] = [];
   for (const message of messages) {
     const group = groups[groups.length - 1];
     const last = group?.[group.length - 1];
-    if (group !== undefined && last !== undefined && sideOf(message) !== 'other' && sideOf(last) === sideOf(message) && sameNative(last, message)) group.push(message);
+    if (
+      group !== undefined &&
+      last !== undefined &&
+      sideOf(message) !== 'other' &&
+      sideOf(last) === sideOf(message) &&
+      sameNative(last, message)
+    )
+      group.push(message);
     else groups.push([message]);
   }
-  return { messages: groups.map(emitGroup), sources: groups.map((group) => group.map((member) => tagOf<MessageTag>(member)?.index).find((index) => index !== undefined)),
-    joined: groups.map((group) => group.some((member) => tagOf<MessageTag>(member) === undefined) && group.some((member) => tagOf<MessageTag>(member) !== undefined)) };
+  return {
+    messages: groups.map(emitGroup),
+    sources: groups.map((group) =>
+      group.map((member) => tagOf<MessageTag>(member)?.index).find((index) => index !== undefined),
+    ),
+    joined: groups.map(
+      (group) =>
+        group.some((member) => tagOf<MessageTag>(member) === undefined) &&
+        group.some((member) => tagOf<MessageTag>(member) !== undefined),
+    ),
+  };
 }
 
 function sameNative(previous: Message, message: Message): boolean {
@@ -148,13 +187,27 @@ function sameNative(previous: Message, message: Message): boolean {
 function emitGroup(members: Message[]): unknown {
   const first = members[0] as Message;
   const tag = tagOf<MessageTag>(first);
-  if (tag !== undefined && members.length === tag.segments && members.every((member, segment) => tagOf<MessageTag>(member)?.converted === member && tagOf<MessageTag>(member)?.segment === segment && tagOf<MessageTag>(member)?.index === tag.index)) {
+  if (
+    tag !== undefined &&
+    members.length === tag.segments &&
+    members.every(
+      (member, segment) =>
+        tagOf<MessageTag>(member)?.converted === member &&
+        tagOf<MessageTag>(member)?.segment === segment &&
+        tagOf<MessageTag>(member)?.index === tag.index,
+    )
+  ) {
     return tag.native;
   }
   const side = sideOf(first);
   if (side === 'other') return isMessage(first) ? plain(first) : first;
   const base = members.map((member) => tagOf<MessageTag>(member)?.native).find((native) => native !== undefined) ?? {};
-  if (members.length === 1 && typeof first.content === 'string' && !(Array.isArray(first.tool_calls) && first.tool_calls.length > 0) && first.role !== 'tool') {
+  if (
+    members.length === 1 &&
+    typeof first.content === 'string' &&
+    !(Array.isArray(first.tool_calls) && first.tool_calls.length > 0) &&
+    first.role !== 'tool'
+  ) {
     return { ...base, role: side, content: first.content };
   }
   return { ...base, role: side, content: members.flatMap(blocksOf) };
@@ -171,7 +224,8 @@ function blocksOf(message: Message): unknown[] {
   const uses = calls.map(toolUseBlock);
   const tag = tagOf<MessageTag>(message);
   const nativeContent = tag?.native['content'];
-  if (tag === undefined || message.content !== tag.converted.content || !Array.isArray(nativeContent)) return [...contentBlocks(message.content), ...uses];
+  if (tag === undefined || message.content !== tag.converted.content || !Array.isArray(nativeContent))
+    return [...contentBlocks(message.content), ...uses];
   // The content is as it came: put the calls back where their blocks stood.
   const out: unknown[] = [];
   const used = new Set<number>();
@@ -203,13 +257,23 @@ function toolUseBlock(call: ToolCall): Record<string, unknown> {
   const args = call.function?.arguments;
   if (block === undefined) return { type: 'tool_use', id: call.id, name, input: parseArguments(args) };
   if (call.id === block['id'] && name === block['name'] && args === argumentsText(block['input'])) return block;
-  return { ...block, id: call.id, name, input: args === argumentsText(block['input']) ? block['input'] : parseArguments(args) };
+  return {
+    ...block,
+    id: call.id,
+    name,
+    input: args === argumentsText(block['input']) ? block['input'] : parseArguments(args),
+  };
 }
 
 function resultBlock(message: Message): Record<string, unknown> {
   const block = tagOf<MessageTag>(message)?.block;
   if (block === undefined) {
-    return { type: 'tool_result', tool_use_id: message.tool_call_id, content: message.content ?? '', ...(message.content === SYNTHETIC_RESULT ? { is_error: true } : {}) };
+    return {
+      type: 'tool_result',
+      tool_use_id: message.tool_call_id,
+      content: message.content ?? '',
+      ...(message.content === SYNTHETIC_RESULT ? { is_error: true } : {}),
+    };
   }
   if (block['tool_use_id'] === message.tool_call_id && message.content === resultContent(block)) return block;
   return { ...block, tool_use_id: message.tool_call_id, content: message.content };

@@ -1,18 +1,34 @@
 import type { RuleId } from '../rule-ids.js';
-import { buildAnthropicMessages, fromAnthropicMessages, isToolResultBlock, isToolUseBlock } from './anthropic-messages.js';
 import { checkAnthropicMessages } from './anthropic-check.js';
-import { preview, repairThroughCore, type NativeEntry } from './core-pass.js';
+import {
+  buildAnthropicMessages,
+  fromAnthropicMessages,
+  isToolResultBlock,
+  isToolUseBlock,
+} from './anthropic-messages.js';
+import { type NativeEntry, preview, repairThroughCore } from './core-pass.js';
 import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
 import { isRecord } from './native-tag.js';
 import { pairingProfile } from './pairing-profile.js';
 
 /** What the core's pairing repair fixes; the rest is fixed on the native form. */
-const PAIRING = new Set<RuleId>(['tool-calls-unanswered', 'tool-result-not-first', 'tool-results-split', 'tool-result-orphan', 'tool-result-id-mismatch', 'tool-result-duplicate', 'tool-call-id-duplicate', 'tool-call-id-missing', 'message-malformed']);
+const PAIRING = new Set<RuleId>([
+  'tool-calls-unanswered',
+  'tool-result-not-first',
+  'tool-results-split',
+  'tool-result-orphan',
+  'tool-result-id-mismatch',
+  'tool-result-duplicate',
+  'tool-call-id-duplicate',
+  'tool-call-id-missing',
+  'message-malformed',
+]);
 
 const WHY: Partial<Record<RuleId, string>> = {
   'thinking-block-missing':
     'a thinking block carries a signature only Anthropic can issue, so repair cannot recreate it: restore the thinking blocks from the original response, or send the request with thinking disabled',
-  'system-role-in-messages': "a system message belongs in the request's top-level `system` parameter; moving it there is the caller's decision",
+  'system-role-in-messages':
+    "a system message belongs in the request's top-level `system` parameter; moving it there is the caller's decision",
   'role-unknown': 'the role has no equivalent in the Messages API',
   'empty-messages': 'there are no messages to send',
 };
@@ -22,8 +38,12 @@ const WHY: Partial<Record<RuleId, string>> = {
  * same-role messages merged (split parallel results come together, tool_result blocks first),
  * then the core's pairing repair on the converted form, then the turns settled again.
  */
-export function repairAnthropicMessages(input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
-  if (checkAnthropicMessages(input, options).length === 0) return { messages: input as unknown[], changes: [], remaining: [], changed: false };
+export function repairAnthropicMessages(
+  input: readonly unknown[],
+  options: FormatRepairOptions = {},
+): FormatRepairResult {
+  if (checkAnthropicMessages(input, options).length === 0)
+    return { messages: input as unknown[], changes: [], remaining: [], changed: false };
   const changes: FormatChange[] = [];
   let entries: NativeEntry[] = [];
   input.forEach((value, origin) => {
@@ -37,42 +57,77 @@ export function repairAnthropicMessages(input: readonly unknown[], options: Form
   entries = repairThroughCore(
     entries,
     { from: fromAnthropicMessages, build: buildAnthropicMessages },
-    { profile: pairingProfile('anthropic', true), unanswered: options.unanswered ?? 'synthesize', orphans: options.orphans ?? 'to-user' },
+    {
+      profile: pairingProfile('anthropic', true),
+      unanswered: options.unanswered ?? 'synthesize',
+      orphans: options.orphans ?? 'to-user',
+    },
     changes,
     (values) => {
       const pairing = checkAnthropicMessages(values).filter((violation) => PAIRING.has(violation.rule));
       return {
         damaged: pairing.map((violation) => violation.index),
-        whole: pairing.some((violation) => violation.rule === 'tool-call-id-duplicate' || violation.rule === 'tool-call-id-missing'),
-        opensBlock: (value) => isRecord(value) && value['role'] === 'assistant' && Array.isArray(value['content']) && value['content'].some(isToolUseBlock),
+        whole: pairing.some(
+          (violation) => violation.rule === 'tool-call-id-duplicate' || violation.rule === 'tool-call-id-missing',
+        ),
+        opensBlock: (value) =>
+          isRecord(value) &&
+          value['role'] === 'assistant' &&
+          Array.isArray(value['content']) &&
+          value['content'].some(isToolUseBlock),
       };
     },
   );
   entries = settleTurns(entries, changes);
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
-  const remaining = checkAnthropicMessages(messages, options).map((violation) => ({ ...violation, why: WHY[violation.rule] ?? 'no repair strategy covers this case' }));
+  const remaining = checkAnthropicMessages(messages, options).map((violation) => ({
+    ...violation,
+    why: WHY[violation.rule] ?? 'no repair strategy covers this case',
+  }));
   return { messages, changes, remaining, changed: changes.length > 0 };
 }
 
-function dropEmptyTextBlocks(message: Record<string, unknown>, origin: number, changes: FormatChange[]): Record<string, unknown> {
+function dropEmptyTextBlocks(
+  message: Record<string, unknown>,
+  origin: number,
+  changes: FormatChange[],
+): Record<string, unknown> {
   const content = message['content'];
   if (!Array.isArray(content)) return message;
-  const kept = content.filter((block) => !(isRecord(block) && block['type'] === 'text' && (typeof block['text'] !== 'string' || block['text'].trim() === '')));
+  const kept = content.filter(
+    (block) =>
+      !(
+        isRecord(block) &&
+        block['type'] === 'text' &&
+        (typeof block['text'] !== 'string' || block['text'].trim() === '')
+      ),
+  );
   if (kept.length === content.length) return message;
-  changes.push({ kind: 'block-dropped', index: origin, detail: `${content.length - kept.length} empty text block(s) dropped: the API rejects text blocks without text` });
+  changes.push({
+    kind: 'block-dropped',
+    index: origin,
+    detail: `${content.length - kept.length} empty text block(s) dropped: the API rejects text blocks without text`,
+  });
   return { ...message, content: kept };
 }
 
 function isEmpty(content: unknown): boolean {
-  return content === undefined || content === null || content === '' || (Array.isArray(content) && content.length === 0);
+  return (
+    content === undefined || content === null || content === '' || (Array.isArray(content) && content.length === 0)
+  );
 }
 
 /** Empty messages dropped (a final assistant prefill may stay empty); consecutive same-role messages merged. */
 function settleTurns(entries: NativeEntry[], changes: FormatChange[]): NativeEntry[] {
   const kept = entries.filter((entry, position) => {
     const message = entry.value as Record<string, unknown>;
-    if (!isEmpty(message['content']) || (position === entries.length - 1 && message['role'] === 'assistant')) return true;
-    changes.push({ kind: 'empty-message-dropped', index: entry.origin, detail: `${String(message['role'])} message with no content` });
+    if (!isEmpty(message['content']) || (position === entries.length - 1 && message['role'] === 'assistant'))
+      return true;
+    changes.push({
+      kind: 'empty-message-dropped',
+      index: entry.origin,
+      detail: `${String(message['role'])} message with no content`,
+    });
     return false;
   });
   const out: NativeEntry[] = [];
@@ -86,23 +141,42 @@ function settleTurns(entries: NativeEntry[], changes: FormatChange[]): NativeEnt
     // assistant message that has thinking blocks to open with them (CATALOGUE anthropic/thinking-block-not-first).
     // One stable partition of the whole run is the same as one per merge.
     const leads = (head.value as Record<string, unknown>)['role'] === 'user' ? isToolResultBlock : isThinkingBlock;
-    head.value = { ...(head.value as Record<string, unknown>), content: [...run.filter(leads), ...run.filter((block) => !leads(block))] };
+    head.value = {
+      ...(head.value as Record<string, unknown>),
+      content: [...run.filter(leads), ...run.filter((block) => !leads(block))],
+    };
     run = undefined;
   };
   for (const entry of kept) {
     const previous = out[out.length - 1];
     const message = entry.value as Record<string, unknown>;
     const role = message['role'];
-    if (previous === undefined || (role !== 'user' && role !== 'assistant') || (previous.value as Record<string, unknown>)['role'] !== role) {
+    if (
+      previous === undefined ||
+      (role !== 'user' && role !== 'assistant') ||
+      (previous.value as Record<string, unknown>)['role'] !== role
+    ) {
       endRun();
       out.push(entry);
       continue;
     }
     run ??= blocksOf((previous.value as Record<string, unknown>)['content']).slice();
     for (const block of blocksOf(message['content'])) run.push(block);
-    const before = previous.added === true ? `the results added for the calls of input index ${previous.origin}` : `the ${String(role)} message before it (input index ${previous.origin})`;
-    changes.push({ kind: 'messages-merged', index: entry.origin, detail: `${String(role)} message merged into ${before}: roles must alternate` });
-    if (previous.added !== true) changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the blocks of the ${String(role)} message at input index ${entry.origin}, which followed it` });
+    const before =
+      previous.added === true
+        ? `the results added for the calls of input index ${previous.origin}`
+        : `the ${String(role)} message before it (input index ${previous.origin})`;
+    changes.push({
+      kind: 'messages-merged',
+      index: entry.origin,
+      detail: `${String(role)} message merged into ${before}: roles must alternate`,
+    });
+    if (previous.added !== true)
+      changes.push({
+        kind: 'messages-merged',
+        index: previous.origin,
+        detail: `received the blocks of the ${String(role)} message at input index ${entry.origin}, which followed it`,
+      });
   }
   endRun();
   return out;

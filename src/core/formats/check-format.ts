@@ -9,7 +9,11 @@ import { checkResponsesInput } from './responses-check.js';
  * `input`) of the format's own rules, each at its index in the native array and worded as that
  * provider words it.
  */
-export function checkFormat(format: FormatName, input: readonly unknown[], options: FormatCheckOptions = {}): FormatViolation[] {
+export function checkFormat(
+  format: FormatName,
+  input: readonly unknown[],
+  options: FormatCheckOptions = {},
+): FormatViolation[] {
   return guardInput('checkFormat', input, () => {
     switch (format) {
       case 'anthropic-messages':

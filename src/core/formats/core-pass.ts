@@ -1,5 +1,5 @@
 import type { Message } from '../messages.js';
-import { repair, type RepairOptions } from '../repair.js';
+import { type RepairOptions, repair } from '../repair.js';
 import type { Converted, FormatChange } from './format-types.js';
 
 /** A native element on its way through a repair, with the index it had in the input. */
@@ -33,7 +33,13 @@ export interface CorePlan {
  * block openings that hold a violation are converted: a long history with one broken turn costs
  * that turn, not the history.
  */
-export function repairThroughCore(entries: NativeEntry[], converter: Converter, options: RepairOptions, changes: FormatChange[], plan: (values: unknown[]) => CorePlan): NativeEntry[] {
+export function repairThroughCore(
+  entries: NativeEntry[],
+  converter: Converter,
+  options: RepairOptions,
+  changes: FormatChange[],
+  plan: (values: unknown[]) => CorePlan,
+): NativeEntry[] {
   const values = entries.map((entry) => entry.value);
   const found = plan(values);
   if (found.damaged.length === 0) return entries;
@@ -71,7 +77,12 @@ export function repairThroughCore(entries: NativeEntry[], converter: Converter, 
   return out;
 }
 
-function repairSlice(entries: NativeEntry[], converter: Converter, options: RepairOptions, changes: FormatChange[]): NativeEntry[] {
+function repairSlice(
+  entries: NativeEntry[],
+  converter: Converter,
+  options: RepairOptions,
+  changes: FormatChange[],
+): NativeEntry[] {
   const converted = converter.from(entries.map((entry) => entry.value));
   const result = repair(converted.messages, options);
   if (!result.changed) return entries;
@@ -84,7 +95,12 @@ function repairSlice(entries: NativeEntry[], converter: Converter, options: Repa
     const origin = source === undefined ? previous : (entries[source] as NativeEntry).origin;
     previous = origin;
     if (source === undefined) return { value, origin, added: true };
-    if (built.joined[position] === true) changes.push({ kind: 'result-synthesized', index: origin, detail: 'received the error result(s) added for calls that had none' });
+    if (built.joined[position] === true)
+      changes.push({
+        kind: 'result-synthesized',
+        index: origin,
+        detail: 'received the error result(s) added for calls that had none',
+      });
     return { value, origin };
   });
 }

@@ -1,4 +1,4 @@
-import { isMessage, type Content, type Message, type ToolCall } from '../messages.js';
+import { type Content, isMessage, type Message, type ToolCall } from '../messages.js';
 import { SYNTHETIC_RESULT } from '../repair/pair-tool-blocks.js';
 import type { Converted } from './format-types.js';
 import { argumentsText, isRecord, parseArguments, positionsByOrigin, setTag, tagOf } from './native-tag.js';
@@ -75,10 +75,22 @@ export function fromGeminiContents(input: readonly unknown[]): Converted<Message
       open = openCalls([]);
       return;
     }
-    const made: { message: Message; response?: PartTag }[] = role === 'model' ? [modelTurn(value, index)] : role === 'user' ? userTurn(value, index, open) : [{ message: { ...value, role } as Message }];
-    open = openCalls(role === 'model' ? made[0]?.message.tool_calls ?? [] : []);
+    const made: { message: Message; response?: PartTag }[] =
+      role === 'model'
+        ? [modelTurn(value, index)]
+        : role === 'user'
+          ? userTurn(value, index, open)
+          : [{ message: { ...value, role } as Message }];
+    open = openCalls(role === 'model' ? (made[0]?.message.tool_calls ?? []) : []);
     made.forEach(({ message, response }, segment) => {
-      setTag<Message, ContentTag>(message, { index, native: value, segment, segments: made.length, converted: message, ...(response === undefined ? {} : { response }) });
+      setTag<Message, ContentTag>(message, {
+        index,
+        native: value,
+        segment,
+        segments: made.length,
+        converted: message,
+        ...(response === undefined ? {} : { response }),
+      });
       messages.push(message);
       origins.push(index);
     });
@@ -93,7 +105,11 @@ export function toGeminiContents(messages: readonly Message[]): unknown[] {
 function modelTurn(native: Record<string, unknown>, index: number): { message: Message; response?: PartTag } {
   const parts = Array.isArray(native['parts']) ? (native['parts'] as unknown[]) : [];
   const { parts: _parts, ...rest } = native;
-  const message: Message = { ...rest, role: 'assistant', content: parts.filter((part) => callOf(part) === undefined) as Content };
+  const message: Message = {
+    ...rest,
+    role: 'assistant',
+    content: parts.filter((part) => callOf(part) === undefined) as Content,
+  };
   const calls: ToolCall[] = [];
   parts.forEach((part, position) => {
     const found = callOf(part);
@@ -101,7 +117,11 @@ function modelTurn(native: Record<string, unknown>, index: number): { message: M
     const nativeId = typeof found.call['id'] === 'string' && found.call['id'] !== '';
     const id = nativeId ? (found.call['id'] as string) : `gemini_call_${index}_${position}`;
     const name = found.call['name'];
-    const call: ToolCall = { id, type: 'function', function: { ...(typeof name === 'string' ? { name } : {}), arguments: argumentsText(found.call['args']) } };
+    const call: ToolCall = {
+      id,
+      type: 'function',
+      function: { ...(typeof name === 'string' ? { name } : {}), arguments: argumentsText(found.call['args']) },
+    };
     calls.push(setTag<ToolCall, PartTag>(call, { part: part as GeminiPart, key: found.key, id, nativeId }));
   });
   if (calls.length > 0) message.tool_calls = calls;
@@ -144,10 +164,18 @@ function openCalls(toolCalls: readonly ToolCall[]) {
     while (queue.next < queue.calls.length && (queue.calls[queue.next] as OpenCall).answered) queue.next += 1;
     return queue.calls[queue.next];
   };
-  return { withId: (id: string) => first(byId.get(id)), withName: (name: string) => first(byName.get(name)), any: () => first(all) };
+  return {
+    withId: (id: string) => first(byId.get(id)),
+    withName: (name: string) => first(byName.get(name)),
+    any: () => first(all),
+  };
 }
 
-function userTurn(native: Record<string, unknown>, index: number, open: ReturnType<typeof openCalls>): { message: Message; response?: PartTag }[] {
+function userTurn(
+  native: Record<string, unknown>,
+  index: number,
+  open: ReturnType<typeof openCalls>,
+): { message: Message; response?: PartTag }[] {
   const parts = Array.isArray(native['parts']) ? (native['parts'] as unknown[]) : [];
   const made: { message: Message; response?: PartTag }[] = [];
   let run: unknown[] | undefined;
@@ -174,7 +202,12 @@ function userTurn(native: Record<string, unknown>, index: number, open: ReturnTy
       if (call !== undefined) call.answered = true;
       id = call?.id ?? `gemini_result_${index}_${position}`;
     }
-    const message: Message = { role: 'tool', tool_call_id: id, ...(name === '' ? {} : { name }), content: argumentsText(found.response['response']) };
+    const message: Message = {
+      role: 'tool',
+      tool_call_id: id,
+      ...(name === '' ? {} : { name }),
+      content: argumentsText(found.response['response']),
+    };
     made.push({ message, response: { part: part as GeminiPart, key: found.key, id, nativeId } });
   });
   if (made.length === 0) made.push({ message: { role: 'user', content: [] } });
@@ -190,25 +223,47 @@ function sideOf(message: unknown): Side {
 }
 
 /** Converted messages back to contents; see buildAnthropicMessages for how segments regroup. */
-export function buildGeminiContents(messages: readonly Message[]): { messages: unknown[]; sources: (number | undefined)[]; joined: boolean[] } {
+export function buildGeminiContents(messages: readonly Message[]): {
+  messages: unknown[];
+  sources: (number | undefined)[];
+  joined: boolean[];
+} {
   const groups: Message[][] = [];
   const calls = new Map<string, { name: string; key: string; nativeId: boolean }>();
   for (const message of messages) {
     if (isMessage(message) && message.role === 'assistant') {
       for (const call of message.tool_calls ?? []) {
         const tag = tagOf<PartTag>(call);
-        if (typeof call?.id === 'string') calls.set(call.id, { name: call.function?.name ?? '', key: tag?.key === 'function_call' ? 'function_response' : 'functionResponse', nativeId: tag === undefined || tag.nativeId || tag.id !== call.id });
+        if (typeof call?.id === 'string')
+          calls.set(call.id, {
+            name: call.function?.name ?? '',
+            key: tag?.key === 'function_call' ? 'function_response' : 'functionResponse',
+            nativeId: tag === undefined || tag.nativeId || tag.id !== call.id,
+          });
       }
     }
     const group = groups[groups.length - 1];
     const last = group?.[group.length - 1];
-    if (group !== undefined && last !== undefined && sideOf(message) !== 'other' && sideOf(last) === sideOf(message) && sameNative(last, message)) group.push(message);
+    if (
+      group !== undefined &&
+      last !== undefined &&
+      sideOf(message) !== 'other' &&
+      sideOf(last) === sideOf(message) &&
+      sameNative(last, message)
+    )
+      group.push(message);
     else groups.push([message]);
   }
   return {
     messages: groups.map((group) => emitGroup(group, calls)),
-    sources: groups.map((group) => group.map((member) => tagOf<ContentTag>(member)?.index).find((index) => index !== undefined)),
-    joined: groups.map((group) => group.some((member) => tagOf<ContentTag>(member) === undefined) && group.some((member) => tagOf<ContentTag>(member) !== undefined)),
+    sources: groups.map((group) =>
+      group.map((member) => tagOf<ContentTag>(member)?.index).find((index) => index !== undefined),
+    ),
+    joined: groups.map(
+      (group) =>
+        group.some((member) => tagOf<ContentTag>(member) === undefined) &&
+        group.some((member) => tagOf<ContentTag>(member) !== undefined),
+    ),
   };
 }
 
@@ -222,7 +277,16 @@ function sameNative(previous: Message, message: Message): boolean {
 function emitGroup(members: Message[], calls: Map<string, { name: string; key: string; nativeId: boolean }>): unknown {
   const first = members[0] as Message;
   const tag = tagOf<ContentTag>(first);
-  if (tag !== undefined && members.length === tag.segments && members.every((member, segment) => tagOf<ContentTag>(member)?.converted === member && tagOf<ContentTag>(member)?.segment === segment && tagOf<ContentTag>(member)?.index === tag.index)) {
+  if (
+    tag !== undefined &&
+    members.length === tag.segments &&
+    members.every(
+      (member, segment) =>
+        tagOf<ContentTag>(member)?.converted === member &&
+        tagOf<ContentTag>(member)?.segment === segment &&
+        tagOf<ContentTag>(member)?.index === tag.index,
+    )
+  ) {
     return tag.native;
   }
   const side = sideOf(first);
@@ -241,7 +305,8 @@ function partsOf(message: Message, calls: Map<string, { name: string; key: strin
   const callParts = toolCalls.map(callPart);
   const tag = tagOf<ContentTag>(message);
   const nativeParts = tag?.native['parts'];
-  if (tag === undefined || message.content !== tag.converted.content || !Array.isArray(nativeParts)) return [...contentParts(message.content), ...callParts];
+  if (tag === undefined || message.content !== tag.converted.content || !Array.isArray(nativeParts))
+    return [...contentParts(message.content), ...callParts];
   const out: unknown[] = [];
   const used = new Set<number>();
   const positions = positionsByOrigin(toolCalls, (call) => tagOf<PartTag>(call)?.part);
@@ -265,7 +330,11 @@ function partsOf(message: Message, calls: Map<string, { name: string; key: strin
 function contentParts(content: Content | undefined): unknown[] {
   if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
   if (!Array.isArray(content)) return [];
-  return content.map((part) => (isRecord(part) && part['type'] === 'text' && Object.keys(part).length === 2 && typeof part['text'] === 'string' ? { text: part['text'] } : part));
+  return content.map((part) =>
+    isRecord(part) && part['type'] === 'text' && Object.keys(part).length === 2 && typeof part['text'] === 'string'
+      ? { text: part['text'] }
+      : part,
+  );
 }
 
 function callPart(call: ToolCall): unknown {
@@ -278,7 +347,15 @@ function callPart(call: ToolCall): unknown {
   if (call.id === tag.id && name === inner['name'] && args === argumentsText(inner['args'])) return tag.part;
   const { id: _id, ...rest } = inner;
   const keepsId = tag.nativeId || call.id !== tag.id;
-  return { ...tag.part, [tag.key]: { ...(keepsId ? { id: call.id } : {}), ...rest, name, args: args === argumentsText(inner['args']) ? inner['args'] : parseArguments(args) } };
+  return {
+    ...tag.part,
+    [tag.key]: {
+      ...(keepsId ? { id: call.id } : {}),
+      ...rest,
+      name,
+      args: args === argumentsText(inner['args']) ? inner['args'] : parseArguments(args),
+    },
+  };
 }
 
 function responsePart(message: Message, calls: Map<string, { name: string; key: string; nativeId: boolean }>): unknown {
@@ -287,12 +364,26 @@ function responsePart(message: Message, calls: Map<string, { name: string; key: 
   if (tag === undefined) {
     const call = calls.get(id);
     const response = message.content === SYNTHETIC_RESULT ? { error: SYNTHETIC_RESULT } : { output: message.content };
-    return { [call?.key ?? 'functionResponse']: { ...(call === undefined || call.nativeId ? { id } : {}), name: call?.name ?? message.name ?? '', response } };
+    return {
+      [call?.key ?? 'functionResponse']: {
+        ...(call === undefined || call.nativeId ? { id } : {}),
+        name: call?.name ?? message.name ?? '',
+        response,
+      },
+    };
   }
   const found = responseOf(tag.part);
   const inner = found?.response ?? {};
   if (id === tag.id && message.content === argumentsText(inner['response'])) return tag.part;
   const { id: _id, ...rest } = inner;
   const keepsId = tag.nativeId || id !== tag.id;
-  return { ...tag.part, [tag.key]: { ...(keepsId ? { id } : {}), ...rest, response: message.content === argumentsText(inner['response']) ? inner['response'] : parseArguments(message.content) } };
+  return {
+    ...tag.part,
+    [tag.key]: {
+      ...(keepsId ? { id } : {}),
+      ...rest,
+      response:
+        message.content === argumentsText(inner['response']) ? inner['response'] : parseArguments(message.content),
+    },
+  };
 }

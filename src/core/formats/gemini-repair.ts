@@ -1,5 +1,5 @@
 import type { RuleId } from '../rule-ids.js';
-import { preview, repairThroughCore, type NativeEntry } from './core-pass.js';
+import { type NativeEntry, preview, repairThroughCore } from './core-pass.js';
 import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
 import { checkGeminiContents, countCalls, countResponses, isDatalessPart, isEmptyTextPart } from './gemini-check.js';
 import { buildGeminiContents, callOf, fromGeminiContents, roleOf } from './gemini-contents.js';
@@ -7,7 +7,12 @@ import { isRecord } from './native-tag.js';
 import { pairingProfile } from './pairing-profile.js';
 
 /** What the core's pairing repair fixes; the rest is fixed on the native form. */
-const PAIRING = new Set<RuleId>(['tool-calls-unanswered', 'tool-result-orphan', 'tool-results-excess', 'tool-call-turn-position']);
+const PAIRING = new Set<RuleId>([
+  'tool-calls-unanswered',
+  'tool-result-orphan',
+  'tool-results-excess',
+  'tool-call-turn-position',
+]);
 
 const WHY: Partial<Record<RuleId, string>> = {
   'role-unknown': "the role has no equivalent in contents (system text belongs in the request's systemInstruction)",
@@ -24,11 +29,13 @@ const RENAMED: Record<string, string> = { assistant: 'model', tool: 'user', func
  * orphan responses kept as text). Repeated until the contents settle (twice at most in practice).
  */
 export function repairGeminiContents(input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
-  if (checkGeminiContents(input).length === 0) return { messages: input as unknown[], changes: [], remaining: [], changed: false };
+  if (checkGeminiContents(input).length === 0)
+    return { messages: input as unknown[], changes: [], remaining: [], changed: false };
   const changes: FormatChange[] = [];
   let entries: NativeEntry[] = [];
   input.forEach((value, origin) => {
-    if (!isRecord(value)) changes.push({ kind: 'malformed-dropped', index: origin, detail: `not a content object: ${preview(value)}` });
+    if (!isRecord(value))
+      changes.push({ kind: 'malformed-dropped', index: origin, detail: `not a content object: ${preview(value)}` });
     else entries.push({ value, origin });
   });
   for (let round = 0; round < 3; round += 1) {
@@ -36,7 +43,11 @@ export function repairGeminiContents(input: readonly unknown[], options: FormatR
     entries = repairThroughCore(
       entries,
       { from: fromGeminiContents, build: buildGeminiContents },
-      { profile: pairingProfile('openai', false), unanswered: options.unanswered ?? 'synthesize', orphans: options.orphans ?? 'to-user' },
+      {
+        profile: pairingProfile('openai', false),
+        unanswered: options.unanswered ?? 'synthesize',
+        orphans: options.orphans ?? 'to-user',
+      },
       changes,
       (values) => ({
         damaged: checkGeminiContents(values)
@@ -49,7 +60,10 @@ export function repairGeminiContents(input: readonly unknown[], options: FormatR
     if (checkGeminiContents(entries.map((entry) => entry.value)).every((violation) => violation.rule in WHY)) break;
   }
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
-  const remaining = checkGeminiContents(messages).map((violation) => ({ ...violation, why: WHY[violation.rule] ?? 'no repair strategy covers this case' }));
+  const remaining = checkGeminiContents(messages).map((violation) => ({
+    ...violation,
+    why: WHY[violation.rule] ?? 'no repair strategy covers this case',
+  }));
   return { messages, changes, remaining, changed: changes.length > 0 };
 }
 
@@ -76,42 +90,86 @@ function settleTurns(entries: NativeEntry[], options: FormatRepairOptions, chang
     const role = content['role'];
     if (typeof role === 'string' && RENAMED[role] !== undefined) {
       content = { ...content, role: RENAMED[role] };
-      changes.push({ kind: 'role-renamed', index: entry.origin, detail: `role '${role}' is not a Gemini role; sent as '${RENAMED[role]}'` });
+      changes.push({
+        kind: 'role-renamed',
+        index: entry.origin,
+        detail: `role '${role}' is not a Gemini role; sent as '${RENAMED[role]}'`,
+      });
     }
     const parts = Array.isArray(content['parts']) ? (content['parts'] as unknown[]) : [];
     const kept = parts.filter((part) => !isDatalessPart(part) && !isEmptyTextPart(part));
     if (kept.length !== parts.length) {
       content = { ...content, parts: kept };
-      changes.push({ kind: 'block-dropped', index: entry.origin, detail: `${parts.length - kept.length} part(s) with no data or empty text dropped` });
+      changes.push({
+        kind: 'block-dropped',
+        index: entry.origin,
+        detail: `${parts.length - kept.length} part(s) with no data or empty text dropped`,
+      });
     }
     if (kept.length === 0) {
-      changes.push({ kind: 'empty-message-dropped', index: entry.origin, detail: `${String(roleOf(content))} turn with no parts` });
+      changes.push({
+        kind: 'empty-message-dropped',
+        index: entry.origin,
+        detail: `${String(roleOf(content))} turn with no parts`,
+      });
       continue;
     }
     const previous = out[out.length - 1];
-    if (previous !== undefined && roleOf(content) === 'user' && countResponses(content) > 0 && roleOf(previous.value as Record<string, unknown>) === 'user' && (lastResponds ??= countResponses(previous.value) > 0)) {
+    if (
+      previous !== undefined &&
+      roleOf(content) === 'user' &&
+      countResponses(content) > 0 &&
+      roleOf(previous.value as Record<string, unknown>) === 'user' &&
+      (lastResponds ??= countResponses(previous.value) > 0)
+    ) {
       // Parallel responses split over consecutive turns: Gemini wants them in the one turn after the calls.
       mergeInto(previous, kept);
-      changes.push({ kind: 'messages-merged', index: entry.origin, detail: `function response turn merged into the response turn before it (input index ${previous.origin})` });
-      if (previous.added !== true) changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the responses of the turn at input index ${entry.origin}, which followed it` });
+      changes.push({
+        kind: 'messages-merged',
+        index: entry.origin,
+        detail: `function response turn merged into the response turn before it (input index ${previous.origin})`,
+      });
+      if (previous.added !== true)
+        changes.push({
+          kind: 'messages-merged',
+          index: previous.origin,
+          detail: `received the responses of the turn at input index ${entry.origin}, which followed it`,
+        });
       continue;
     }
     if (roleOf(content) === 'model' && countCalls(content) > 0) {
       if (previous === undefined) {
         // Nothing before the call turn to have asked for it (a sliced history): its calls are kept as text.
         if (options.orphans === 'drop') {
-          changes.push({ kind: 'orphan-dropped', index: entry.origin, detail: `call turn with nothing before it dropped: ${preview(content['parts'])}` });
+          changes.push({
+            kind: 'orphan-dropped',
+            index: entry.origin,
+            detail: `call turn with nothing before it dropped: ${preview(content['parts'])}`,
+          });
           continue;
         }
         push({ ...entry, value: callsAsText(content) });
-        changes.push({ kind: 'call-to-text', index: entry.origin, detail: 'a function call turn cannot open the contents; the turn is kept as user text, and its responses become orphans' });
+        changes.push({
+          kind: 'call-to-text',
+          index: entry.origin,
+          detail:
+            'a function call turn cannot open the contents; the turn is kept as user text, and its responses become orphans',
+        });
         continue;
       }
       if (roleOf(previous.value as Record<string, unknown>) === 'model') {
         mergeInto(previous, kept);
         lastResponds = undefined; // the merged turn is a model turn; a later response turn asks again
-        changes.push({ kind: 'messages-merged', index: entry.origin, detail: `function call turn merged into the model turn before it (input index ${previous.origin}): a call turn must follow a user turn` });
-        changes.push({ kind: 'messages-merged', index: previous.origin, detail: `received the parts of the function call turn at input index ${entry.origin}, which followed it` });
+        changes.push({
+          kind: 'messages-merged',
+          index: entry.origin,
+          detail: `function call turn merged into the model turn before it (input index ${previous.origin}): a call turn must follow a user turn`,
+        });
+        changes.push({
+          kind: 'messages-merged',
+          index: previous.origin,
+          detail: `received the parts of the function call turn at input index ${entry.origin}, which followed it`,
+        });
         continue;
       }
     }
@@ -123,9 +181,18 @@ function settleTurns(entries: NativeEntry[], options: FormatRepairOptions, chang
 function callsAsText(content: Record<string, unknown>): Record<string, unknown> {
   const lines = ((content['parts'] as unknown[]) ?? []).map((part) => {
     const found = callOf(part);
-    if (found !== undefined) return `${String(found.call['name'])}(${JSON.stringify(found.call['args'] ?? {})})${typeof found.call['id'] === 'string' ? ` [id ${found.call['id']}]` : ''}`;
+    if (found !== undefined)
+      return `${String(found.call['name'])}(${JSON.stringify(found.call['args'] ?? {})})${typeof found.call['id'] === 'string' ? ` [id ${found.call['id']}]` : ''}`;
     return isRecord(part) && typeof part['text'] === 'string' ? part['text'] : JSON.stringify(part);
   });
   const { parts: _parts, ...rest } = content;
-  return { ...rest, role: 'user', parts: [{ text: `[unstuck: the model made the call(s) below, but the turn that led to them is not in this history, so they are kept as text]\n${lines.join('\n')}` }] };
+  return {
+    ...rest,
+    role: 'user',
+    parts: [
+      {
+        text: `[unstuck: the model made the call(s) below, but the turn that led to them is not in this history, so they are kept as text]\n${lines.join('\n')}`,
+      },
+    ],
+  };
 }

@@ -42,7 +42,10 @@ export function argumentsText(input: unknown): string {
  * where their blocks stood costs one map lookup per block, not a search of every call (issue 12,
  * finding 3: a message of 10^5 calls).
  */
-export function positionsByOrigin<T>(calls: readonly T[], originOf: (call: T) => unknown): { take(origin: unknown): number } {
+export function positionsByOrigin<T>(
+  calls: readonly T[],
+  originOf: (call: T) => unknown,
+): { take(origin: unknown): number } {
   const byOrigin = new Map<unknown, { positions: number[]; next: number }>();
   for (let position = 0; position < calls.length; position += 1) {
     const origin = originOf(calls[position] as T);

@@ -10,7 +10,11 @@ import { repairResponsesInput } from './responses-repair.js';
  * why; repairing again changes nothing; every change names the NATIVE input index it concerns;
  * untouched elements are the same objects; the input is never mutated.
  */
-export function repairFormat(format: FormatName, input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
+export function repairFormat(
+  format: FormatName,
+  input: readonly unknown[],
+  options: FormatRepairOptions = {},
+): FormatRepairResult {
   return guardInput('repairFormat', input, () => {
     switch (format) {
       case 'anthropic-messages':

@@ -10,7 +10,8 @@ import { isMessageItem, itemType } from './responses-input.js';
 export const RESPONSES_TEXT = {
   unanswered: (id: string) => `No tool output found for function call ${id}.`,
   orphan: (id: string) => `No tool call found for function call output with call_id ${id}.`,
-  duplicateItem: (id: string) => `Duplicate item found with id ${id}. Remove duplicate items from your input and try again.`,
+  duplicateItem: (id: string) =>
+    `Duplicate item found with id ${id}. Remove duplicate items from your input and try again.`,
   duplicateCallId: (id: string) => `Duplicate 'call_id': ${id}`,
   reasoningOrphan: (id: string) => `Item '${id}' of type 'reasoning' was provided without its required following item.`,
 } as const;
@@ -33,41 +34,71 @@ export function checkResponsesInput(input: readonly unknown[]): FormatViolation[
     const item = input[index];
     const type = itemType(item);
     if (!isRecord(item) || type === '') {
-      report({ rule: 'message-malformed', index, message: `Invalid type for 'input[${index}]': expected an input item object with a type.` });
+      report({
+        rule: 'message-malformed',
+        index,
+        message: `Invalid type for 'input[${index}]': expected an input item object with a type.`,
+      });
       continue;
     }
     const id = item['id'];
     let duplicateItem = false;
     if (typeof id === 'string' && id !== '') {
       duplicateItem = itemIds.has(id);
-      if (duplicateItem) report({ rule: 'tool-call-id-duplicate', index, toolCallId: id, message: RESPONSES_TEXT.duplicateItem(id) });
+      if (duplicateItem)
+        report({ rule: 'tool-call-id-duplicate', index, toolCallId: id, message: RESPONSES_TEXT.duplicateItem(id) });
       itemIds.add(id);
     }
     const callId = item['call_id'];
     if (type === 'function_call') {
       if (typeof callId !== 'string' || callId === '') {
-        report({ rule: 'tool-call-id-missing', index, message: `Missing required parameter: 'input[${index}].call_id'.` });
+        report({
+          rule: 'tool-call-id-missing',
+          index,
+          message: `Missing required parameter: 'input[${index}].call_id'.`,
+        });
         continue;
       }
       if (callIds.has(callId) && !duplicateItem) {
-        report({ rule: 'tool-call-id-duplicate', index, toolCallId: callId, message: RESPONSES_TEXT.duplicateCallId(callId) });
+        report({
+          rule: 'tool-call-id-duplicate',
+          index,
+          toolCallId: callId,
+          message: RESPONSES_TEXT.duplicateCallId(callId),
+        });
       }
       callIds.add(callId);
       if (!owed.has(callId)) owed.set(callId, index);
     } else if (type === 'function_call_output') {
       if (typeof callId !== 'string' || callId === '') {
-        report({ rule: 'tool-call-id-missing', index, message: `Missing required parameter: 'input[${index}].call_id'.` });
+        report({
+          rule: 'tool-call-id-missing',
+          index,
+          message: `Missing required parameter: 'input[${index}].call_id'.`,
+        });
         continue;
       }
-      if (!callIds.has(callId)) report({ rule: 'tool-result-orphan', index, toolCallId: callId, message: RESPONSES_TEXT.orphan(callId) });
-      else if (answered.has(callId)) report({ rule: 'tool-result-duplicate', index, toolCallId: callId, message: RESPONSES_TEXT.duplicateCallId(callId) });
+      if (!callIds.has(callId))
+        report({ rule: 'tool-result-orphan', index, toolCallId: callId, message: RESPONSES_TEXT.orphan(callId) });
+      else if (answered.has(callId))
+        report({
+          rule: 'tool-result-duplicate',
+          index,
+          toolCallId: callId,
+          message: RESPONSES_TEXT.duplicateCallId(callId),
+        });
       else answered.add(callId);
     } else if (type === 'reasoning' && !isProducedItem(input[index + 1])) {
-      report({ rule: 'reasoning-item-orphan', index, message: RESPONSES_TEXT.reasoningOrphan(typeof id === 'string' ? id : `input[${index}]`) });
+      report({
+        rule: 'reasoning-item-orphan',
+        index,
+        message: RESPONSES_TEXT.reasoningOrphan(typeof id === 'string' ? id : `input[${index}]`),
+      });
     }
   }
   for (const [callId, index] of owed) {
-    if (!answered.has(callId)) report({ rule: 'tool-calls-unanswered', index, toolCallId: callId, message: RESPONSES_TEXT.unanswered(callId) });
+    if (!answered.has(callId))
+      report({ rule: 'tool-calls-unanswered', index, toolCallId: callId, message: RESPONSES_TEXT.unanswered(callId) });
   }
   return violations.sort((a, b) => a.index - b.index);
 }

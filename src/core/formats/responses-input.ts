@@ -1,4 +1,4 @@
-import { isMessage, type Content, type Message, type ToolCall } from '../messages.js';
+import { type Content, isMessage, type Message, type ToolCall } from '../messages.js';
 import type { Converted } from './format-types.js';
 import { isRecord, setTag, tagOf } from './native-tag.js';
 
@@ -25,7 +25,9 @@ interface CallTag {
 }
 
 export function isMessageItem(item: unknown): item is ResponsesItem {
-  return isRecord(item) && (item['type'] === 'message' || (item['type'] === undefined && typeof item['role'] === 'string'));
+  return (
+    isRecord(item) && (item['type'] === 'message' || (item['type'] === undefined && typeof item['role'] === 'string'))
+  );
 }
 
 export function itemType(item: unknown): string {
@@ -62,7 +64,12 @@ export function fromResponsesInput(input: readonly unknown[]): Converted<Message
     } else if (type === 'function_call_output') {
       const id = item['call_id'];
       const output = item['output'];
-      push({ role: 'tool', ...(typeof id === 'string' ? { tool_call_id: id } : {}), content: (output ?? '') as Content }, index, [item], { content: output ?? '' });
+      push(
+        { role: 'tool', ...(typeof id === 'string' ? { tool_call_id: id } : {}), content: (output ?? '') as Content },
+        index,
+        [item],
+        { content: output ?? '' },
+      );
     } else {
       push({ role: `item:${type}`, content: null }, index, [item]);
     }
@@ -74,7 +81,14 @@ function toToolCall(item: ResponsesItem): ToolCall {
   const id = item['call_id'];
   const name = item['name'];
   const args = item['arguments'];
-  const call: ToolCall = { ...(typeof id === 'string' ? { id } : {}), type: 'function', function: { ...(typeof name === 'string' ? { name } : {}), arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) } };
+  const call: ToolCall = {
+    ...(typeof id === 'string' ? { id } : {}),
+    type: 'function',
+    function: {
+      ...(typeof name === 'string' ? { name } : {}),
+      arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+    },
+  };
   return setTag<ToolCall, CallTag>(call, { item });
 }
 
@@ -94,7 +108,11 @@ function toItems(message: Message): unknown[] {
   if (message.role.startsWith('item:') && native !== undefined) return [native];
   const items: unknown[] = [];
   const calls = message.role === 'assistant' && Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  const hasText = !(message.content === null || message.content === undefined || (Array.isArray(message.content) && message.content.length === 0 && calls.length > 0));
+  const hasText = !(
+    message.content === null ||
+    message.content === undefined ||
+    (Array.isArray(message.content) && message.content.length === 0 && calls.length > 0)
+  );
   if (hasText || calls.length === 0) {
     const { tool_calls: _calls, ...rest } = message;
     const base = native !== undefined && isMessageItem(native) ? native : { type: 'message' };
@@ -102,8 +120,21 @@ function toItems(message: Message): unknown[] {
   }
   for (const call of calls) {
     const item = tagOf<CallTag>(call)?.item;
-    const changed = item === undefined || item['call_id'] !== call.id || item['name'] !== call.function?.name || item['arguments'] !== call.function?.arguments;
-    items.push(changed ? { ...(item ?? { type: 'function_call' }), call_id: call.id, name: call.function?.name, arguments: call.function?.arguments } : item);
+    const changed =
+      item === undefined ||
+      item['call_id'] !== call.id ||
+      item['name'] !== call.function?.name ||
+      item['arguments'] !== call.function?.arguments;
+    items.push(
+      changed
+        ? {
+            ...(item ?? { type: 'function_call' }),
+            call_id: call.id,
+            name: call.function?.name,
+            arguments: call.function?.arguments,
+          }
+        : item,
+    );
   }
   return items;
 }

@@ -1,6 +1,6 @@
 import { SYNTHETIC_RESULT } from '../repair/pair-tool-blocks.js';
 import type { RuleId } from '../rule-ids.js';
-import { preview, type NativeEntry } from './core-pass.js';
+import { type NativeEntry, preview } from './core-pass.js';
 import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
 import { isRecord } from './native-tag.js';
 import { checkResponsesInput, isProducedItem } from './responses-check.js';
@@ -20,11 +20,13 @@ const WHY: Partial<Record<RuleId, string>> = {
  * item without the item it produced dropped (its encrypted content cannot be replayed alone).
  */
 export function repairResponsesInput(input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
-  if (checkResponsesInput(input).length === 0) return { messages: input as unknown[], changes: [], remaining: [], changed: false };
+  if (checkResponsesInput(input).length === 0)
+    return { messages: input as unknown[], changes: [], remaining: [], changed: false };
   const changes: FormatChange[] = [];
   let entries: NativeEntry[] = [];
   input.forEach((value, origin) => {
-    if (!isRecord(value) || itemType(value) === '') changes.push({ kind: 'malformed-dropped', index: origin, detail: `not an input item: ${preview(value)}` });
+    if (!isRecord(value) || itemType(value) === '')
+      changes.push({ kind: 'malformed-dropped', index: origin, detail: `not an input item: ${preview(value)}` });
     else entries.push({ value, origin });
   });
   entries = dropDuplicates(entries, changes);
@@ -32,12 +34,16 @@ export function repairResponsesInput(input: readonly unknown[], options: FormatR
   entries = answerOrStrip(entries, options, changes);
   entries = dropDanglingReasoning(entries, changes);
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
-  const remaining = checkResponsesInput(messages).map((violation) => ({ ...violation, why: WHY[violation.rule] ?? 'no repair strategy covers this case' }));
+  const remaining = checkResponsesInput(messages).map((violation) => ({
+    ...violation,
+    why: WHY[violation.rule] ?? 'no repair strategy covers this case',
+  }));
   return { messages, changes, remaining, changed: changes.length > 0 };
 }
 
 const item = (entry: NativeEntry) => entry.value as ResponsesItem;
-const callIdOf = (entry: NativeEntry) => (typeof item(entry)['call_id'] === 'string' ? (item(entry)['call_id'] as string) : '');
+const callIdOf = (entry: NativeEntry) =>
+  typeof item(entry)['call_id'] === 'string' ? (item(entry)['call_id'] as string) : '';
 
 /** An item repeated with the same id: the exact copy goes; a different item keeps its content and loses the clashing id. */
 function dropDuplicates(entries: NativeEntry[], changes: FormatChange[]): NativeEntry[] {
@@ -54,7 +60,12 @@ function dropDuplicates(entries: NativeEntry[], changes: FormatChange[]): Native
       const sameCall = byId.get(`call:${callIdOf(entry)}`);
       // The same call item again before its output (an approval step replayed): one copy is enough.
       if (sameCall !== undefined && sameCall === canonicalCall(value) && callAnswered.get(callIdOf(entry)) === false) {
-        changes.push({ kind: 'item-dropped', index: entry.origin, toolCallId: callIdOf(entry), detail: `function_call item repeated before its output (${preview(value)}); one copy kept` });
+        changes.push({
+          kind: 'item-dropped',
+          index: entry.origin,
+          toolCallId: callIdOf(entry),
+          detail: `function_call item repeated before its output (${preview(value)}); one copy kept`,
+        });
         continue;
       }
       byId.set(`call:${callIdOf(entry)}`, canonicalCall(value));
@@ -62,13 +73,23 @@ function dropDuplicates(entries: NativeEntry[], changes: FormatChange[]): Native
     }
     if (id !== undefined && byId.has(`id:${id}`)) {
       if (byId.get(`id:${id}`) === text) {
-        changes.push({ kind: 'item-dropped', index: entry.origin, toolCallId: id, detail: `exact duplicate of an earlier item with id ${id}` });
+        changes.push({
+          kind: 'item-dropped',
+          index: entry.origin,
+          toolCallId: id,
+          detail: `exact duplicate of an earlier item with id ${id}`,
+        });
         continue;
       }
       if (type === 'message' || type === 'function_call') {
         const { id: _id, ...rest } = value;
         out.push({ ...entry, value: rest });
-        changes.push({ kind: 'field-removed', index: entry.origin, toolCallId: id, detail: `item id ${id} is used by an earlier item; the id was removed (it is optional on input)` });
+        changes.push({
+          kind: 'field-removed',
+          index: entry.origin,
+          toolCallId: id,
+          detail: `item id ${id} is used by an earlier item; the id was removed (it is optional on input)`,
+        });
         continue;
       }
     }
@@ -97,7 +118,12 @@ function pairByCallId(entries: NativeEntry[], options: FormatRepairOptions, chan
       for (let attempt = 2; taken.has(id); attempt += 1) id = `call_unstuck_${entry.origin}_${attempt}`;
       taken.add(id);
       out.push({ ...entry, value: { ...item(entry), call_id: id } });
-      changes.push({ kind: 'id-generated', index: entry.origin, toolCallId: id, detail: `function_call had no call_id; given '${id}'` });
+      changes.push({
+        kind: 'id-generated',
+        index: entry.origin,
+        toolCallId: id,
+        detail: `function_call had no call_id; given '${id}'`,
+      });
       open.set(id, { calls: [{ id, answered: false }], next: 0 });
       continue;
     }
@@ -109,7 +135,12 @@ function pairByCallId(entries: NativeEntry[], options: FormatRepairOptions, chan
         for (let attempt = calls.length + 1; taken.has(id); attempt += 1) id = `${callId}_${attempt}`;
         taken.add(id);
         out.push({ ...entry, value: { ...item(entry), call_id: id } });
-        changes.push({ kind: 'id-remapped', index: entry.origin, toolCallId: id, detail: `call_id '${callId}' is used by an earlier call; renamed to '${id}' here and in the output that answers it` });
+        changes.push({
+          kind: 'id-remapped',
+          index: entry.origin,
+          toolCallId: id,
+          detail: `call_id '${callId}' is used by an earlier call; renamed to '${id}' here and in the output that answers it`,
+        });
       } else {
         out.push(entry);
       }
@@ -123,36 +154,64 @@ function pairByCallId(entries: NativeEntry[], options: FormatRepairOptions, chan
     }
     const queue = open.get(callId);
     const calls = queue?.calls ?? [];
-    if (queue !== undefined) while (queue.next < calls.length && (calls[queue.next] as { answered: boolean }).answered) queue.next += 1;
+    if (queue !== undefined)
+      while (queue.next < calls.length && (calls[queue.next] as { answered: boolean }).answered) queue.next += 1;
     const call = queue === undefined ? undefined : calls[queue.next];
     if (call !== undefined) {
       call.answered = true;
       if (call.id === callId) out.push(entry);
       else {
         out.push({ ...entry, value: { ...item(entry), call_id: call.id } });
-        changes.push({ kind: 'id-remapped', index: entry.origin, toolCallId: call.id, detail: `output's call_id '${callId}' renamed with its call's` });
+        changes.push({
+          kind: 'id-remapped',
+          index: entry.origin,
+          toolCallId: call.id,
+          detail: `output's call_id '${callId}' renamed with its call's`,
+        });
       }
       continue;
     }
     if (calls.length > 0) {
-      changes.push({ kind: 'result-duplicate-dropped', index: entry.origin, toolCallId: callId, detail: `a second output for the same call (${preview(item(entry)['output'])}); the first is kept` });
+      changes.push({
+        kind: 'result-duplicate-dropped',
+        index: entry.origin,
+        toolCallId: callId,
+        detail: `a second output for the same call (${preview(item(entry)['output'])}); the first is kept`,
+      });
       continue;
     }
     if (options.orphans === 'drop') {
-      changes.push({ kind: 'orphan-dropped', index: entry.origin, ...(callId === '' ? {} : { toolCallId: callId }), detail: `function_call_output ${preview(item(entry)['output'])} dropped: no function_call before it has its call_id` });
+      changes.push({
+        kind: 'orphan-dropped',
+        index: entry.origin,
+        ...(callId === '' ? {} : { toolCallId: callId }),
+        detail: `function_call_output ${preview(item(entry)['output'])} dropped: no function_call before it has its call_id`,
+      });
       continue;
     }
     out.push({ ...entry, value: orphanAsText(item(entry)) });
-    changes.push({ kind: 'orphan-to-user', index: entry.origin, ...(callId === '' ? {} : { toolCallId: callId }), detail: 'function_call_output turned into a user message: no function_call before it has its call_id' });
+    changes.push({
+      kind: 'orphan-to-user',
+      index: entry.origin,
+      ...(callId === '' ? {} : { toolCallId: callId }),
+      detail: 'function_call_output turned into a user message: no function_call before it has its call_id',
+    });
   }
   return out;
 }
 
 function orphanAsText(value: ResponsesItem): ResponsesItem {
-  const callId = typeof value['call_id'] === 'string' && value['call_id'] !== '' ? ` (call_id ${value['call_id']})` : '';
+  const callId =
+    typeof value['call_id'] === 'string' && value['call_id'] !== '' ? ` (call_id ${value['call_id']})` : '';
   const header = `[unstuck: the tool output below${callId} lost its function call, so it is kept as text]`;
   const output = value['output'];
-  const content = Array.isArray(output) ? [{ type: 'input_text', text: header }, ...output] : typeof output === 'string' && output !== '' ? `${header}\n${output}` : output === undefined || output === '' ? header : `${header}\n${JSON.stringify(output)}`;
+  const content = Array.isArray(output)
+    ? [{ type: 'input_text', text: header }, ...output]
+    : typeof output === 'string' && output !== ''
+      ? `${header}\n${output}`
+      : output === undefined || output === ''
+        ? header
+        : `${header}\n${JSON.stringify(output)}`;
   return { type: 'message', role: 'user', content };
 }
 
@@ -163,8 +222,17 @@ function answerOrStrip(entries: NativeEntry[], options: FormatRepairOptions, cha
   let pending: NativeEntry[] = [];
   const flush = () => {
     for (const call of pending) {
-      out.push({ value: { type: 'function_call_output', call_id: callIdOf(call), output: SYNTHETIC_RESULT }, origin: call.origin, added: true });
-      changes.push({ kind: 'result-synthesized', index: call.origin, toolCallId: callIdOf(call), detail: `call ${String(item(call)['name'] ?? '(no name)')} had no output; answered with an error output saying it did not complete` });
+      out.push({
+        value: { type: 'function_call_output', call_id: callIdOf(call), output: SYNTHETIC_RESULT },
+        origin: call.origin,
+        added: true,
+      });
+      changes.push({
+        kind: 'result-synthesized',
+        index: call.origin,
+        toolCallId: callIdOf(call),
+        detail: `call ${String(item(call)['name'] ?? '(no name)')} had no output; answered with an error output saying it did not complete`,
+      });
     }
     pending = [];
   };
@@ -173,7 +241,12 @@ function answerOrStrip(entries: NativeEntry[], options: FormatRepairOptions, cha
     if (!isCall) flush();
     if (isCall && !answered.has(callIdOf(entry))) {
       if (options.unanswered === 'strip') {
-        changes.push({ kind: 'call-stripped', index: entry.origin, toolCallId: callIdOf(entry), detail: `call ${String(item(entry)['name'] ?? '(no name)')} ${preview(item(entry)['arguments'])} never got an output; removed` });
+        changes.push({
+          kind: 'call-stripped',
+          index: entry.origin,
+          toolCallId: callIdOf(entry),
+          detail: `call ${String(item(entry)['name'] ?? '(no name)')} ${preview(item(entry)['arguments'])} never got an output; removed`,
+        });
         continue;
       }
       pending.push(entry);
@@ -189,7 +262,11 @@ function dropDanglingReasoning(entries: NativeEntry[], changes: FormatChange[]):
   for (;;) {
     const next = current.filter((entry, position) => {
       if (itemType(item(entry)) !== 'reasoning' || isProducedItem(current[position + 1]?.value)) return true;
-      changes.push({ kind: 'item-dropped', index: entry.origin, detail: `reasoning item ${String(item(entry)['id'] ?? '')} is not followed by the item it produced; its encrypted reasoning cannot be replayed alone` });
+      changes.push({
+        kind: 'item-dropped',
+        index: entry.origin,
+        detail: `reasoning item ${String(item(entry)['id'] ?? '')} is not followed by the item it produced; its encrypted reasoning cannot be replayed alone`,
+      });
       return false;
     });
     if (next.length === current.length) return next;

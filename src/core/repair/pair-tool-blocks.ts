@@ -1,7 +1,7 @@
 import { hasToolCalls, type Message, type ToolCall } from '../messages.js';
+import { isSameUserMessage } from '../rules/user-message-repeated.js';
 import { copyOf, type Entry, type RepairContext } from './context.js';
 import { preview } from './normalize.js';
-import { isSameUserMessage } from '../rules/user-message-repeated.js';
 
 interface Slot {
   /** The id the call had in the input ('' when it had none). */
@@ -56,7 +56,9 @@ export function pairToolBlocks(entries: Entry[], context: RepairContext, copied:
       index += 1;
       continue;
     }
-    index = emitWholeBlock(entries, index, out, context, usedIds, uniqueAcross) ?? emitBlock(entries, index, out, context, copied, usedIds, uniqueAcross);
+    index =
+      emitWholeBlock(entries, index, out, context, usedIds, uniqueAcross) ??
+      emitBlock(entries, index, out, context, copied, usedIds, uniqueAcross);
   }
   return out;
 }
@@ -66,7 +68,14 @@ export function pairToolBlocks(entries: Entry[], context: RepairContext, copied:
  * of tool messages right after it. Passed through as it is, with no bookkeeping; anything else
  * returns undefined and takes the full path.
  */
-function emitWholeBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, usedIds: Set<string>, uniqueAcross: boolean): number | undefined {
+function emitWholeBlock(
+  entries: Entry[],
+  start: number,
+  out: Entry[],
+  context: RepairContext,
+  usedIds: Set<string>,
+  uniqueAcross: boolean,
+): number | undefined {
   const owner = entries[start] as Entry;
   const calls = owner.message.tool_calls as ToolCall[];
   const count = calls.length;
@@ -74,17 +83,25 @@ function emitWholeBlock(entries: Entry[], start: number, out: Entry[], context: 
   const pattern = context.profile.idPattern;
   for (let position = 0; position < count; position += 1) {
     const id = calls[position]?.id;
-    if (typeof id !== 'string' || id === '' || (pattern !== undefined && !pattern.test(id)) || (uniqueAcross && usedIds.has(id))) return undefined;
+    if (
+      typeof id !== 'string' ||
+      id === '' ||
+      (pattern !== undefined && !pattern.test(id)) ||
+      (uniqueAcross && usedIds.has(id))
+    )
+      return undefined;
     for (let before = 0; before < position; before += 1) if (calls[before]?.id === id) return undefined;
   }
   const end = start + count; // index of the last result
-  if (end >= entries.length || (entries[end + 1] !== undefined && (entries[end + 1] as Entry).message.role === 'tool')) return undefined;
+  if (end >= entries.length || (entries[end + 1] !== undefined && (entries[end + 1] as Entry).message.role === 'tool'))
+    return undefined;
   let answered = 0; // bit per call, for the usual handful
   for (let cursor = start + 1; cursor <= end; cursor += 1) {
     const message = (entries[cursor] as Entry).message;
     if (message.role !== 'tool') return undefined;
     let position = 0;
-    while (position < count && (calls[position]?.id !== message.tool_call_id || (answered & (1 << position)) !== 0)) position += 1;
+    while (position < count && (calls[position]?.id !== message.tool_call_id || (answered & (1 << position)) !== 0))
+      position += 1;
     if (position === count) return undefined;
     answered |= 1 << position;
   }
@@ -93,7 +110,15 @@ function emitWholeBlock(entries: Entry[], start: number, out: Entry[], context: 
   return end + 1;
 }
 
-function emitBlock(entries: Entry[], start: number, out: Entry[], context: RepairContext, copied: Set<Message>, usedIds: Set<string>, uniqueAcross: boolean): number {
+function emitBlock(
+  entries: Entry[],
+  start: number,
+  out: Entry[],
+  context: RepairContext,
+  copied: Set<Message>,
+  usedIds: Set<string>,
+  uniqueAcross: boolean,
+): number {
   const owner = entries[start] as Entry;
   const calls = owner.message.tool_calls as ToolCall[];
   const pattern = context.profile.idPattern;
@@ -109,14 +134,33 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     let id = original;
     if (id === '') {
       id = context.newId(`${owner.origin}:${position}`);
-      context.note({ kind: 'id-generated', index: owner.origin, toolCallId: id, detail: `call ${position} had no id; its result (if any) gets the same one` });
+      context.note({
+        kind: 'id-generated',
+        index: owner.origin,
+        toolCallId: id,
+        detail: `call ${position} had no id; its result (if any) gets the same one`,
+      });
     } else if (byId.has(id) || (uniqueAcross && usedIds.has(id)) || (pattern !== undefined && !pattern.test(id))) {
-      const why = pattern !== undefined && !pattern.test(id) ? `does not match ${context.profile.name}'s id format` : 'is used by another call';
+      const why =
+        pattern !== undefined && !pattern.test(id)
+          ? `does not match ${context.profile.name}'s id format`
+          : 'is used by another call';
       id = context.newId(`${owner.origin}:${position}:${original}`);
-      context.note({ kind: 'id-remapped', index: owner.origin, toolCallId: id, detail: `call id '${original}' ${why}; renamed to '${id}' in the call and its result` });
+      context.note({
+        kind: 'id-remapped',
+        index: owner.origin,
+        toolCallId: id,
+        detail: `call id '${original}' ${why}; renamed to '${id}' in the call and its result`,
+      });
     }
     usedIds.add(id);
-    const slot: Slot = { original, id, name: typeof call?.function?.name === 'string' ? call.function.name : '', position, answered: false };
+    const slot: Slot = {
+      original,
+      id,
+      name: typeof call?.function?.name === 'string' ? call.function.name : '',
+      position,
+      answered: false,
+    };
     slots.push(slot);
     if (original === '') withoutId.slots.push(slot);
     else {
@@ -163,7 +207,12 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     } else {
       last = cursor; // in the run but answering nothing here: handled right after the block
     }
-    if (answeredCount === slots.length && cursor + 1 < entries.length && (entries[cursor + 1] as Entry).message.role !== 'tool') break;
+    if (
+      answeredCount === slots.length &&
+      cursor + 1 < entries.length &&
+      (entries[cursor + 1] as Entry).message.role !== 'tool'
+    )
+      break;
   }
 
   // The assistant message, with the calls it keeps.
@@ -173,7 +222,12 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     const keep = base.filter((_, position) => (slots[position] as Slot).answered);
     newCalls = keep;
     for (const slot of unanswered) {
-      context.note({ kind: 'call-stripped', index: owner.origin, toolCallId: slot.id, detail: `call ${slot.name || '(no name)'} ${preview(calls[slot.position]?.function?.arguments)} never got a result; removed` });
+      context.note({
+        kind: 'call-stripped',
+        index: owner.origin,
+        toolCallId: slot.id,
+        detail: `call ${slot.name || '(no name)'} ${preview(calls[slot.position]?.function?.arguments)} never got a result; removed`,
+      });
     }
   }
   if (newCalls !== undefined) {
@@ -191,9 +245,19 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     if (result.message.tool_call_id !== slot.id) {
       copyOf(result, copied).tool_call_id = slot.id;
       if (slot.original === '' || result.message.tool_call_id === undefined || result.message.tool_call_id === '') {
-        context.note({ kind: 'id-generated', index: result.origin, toolCallId: slot.id, detail: 'result had no tool_call_id (or its call had no id); given its call\'s id' });
+        context.note({
+          kind: 'id-generated',
+          index: result.origin,
+          toolCallId: slot.id,
+          detail: "result had no tool_call_id (or its call had no id); given its call's id",
+        });
       } else {
-        context.note({ kind: 'id-remapped', index: result.origin, toolCallId: slot.id, detail: `result's tool_call_id '${slot.original}' renamed with its call's` });
+        context.note({
+          kind: 'id-remapped',
+          index: result.origin,
+          toolCallId: slot.id,
+          detail: `result's tool_call_id '${slot.original}' renamed with its call's`,
+        });
       }
     }
     out.push(result);
@@ -201,7 +265,12 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
   if (context.unanswered === 'synthesize') {
     for (const slot of unanswered) {
       out.push({ message: { role: 'tool', tool_call_id: slot.id, content: SYNTHETIC_RESULT }, origin: owner.origin });
-      context.note({ kind: 'result-synthesized', index: owner.origin, toolCallId: slot.id, detail: `call ${slot.name || '(no name)'} had no result; answered with an error result saying it did not complete` });
+      context.note({
+        kind: 'result-synthesized',
+        index: owner.origin,
+        toolCallId: slot.id,
+        detail: `call ${slot.name || '(no name)'} had no result; answered with an error result saying it did not complete`,
+      });
     }
   }
 
@@ -210,7 +279,12 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
     if (matched.has(cursor)) continue;
     const entry = entries[cursor] as Entry;
     if (duplicates.has(cursor)) {
-      context.note({ kind: 'result-duplicate-dropped', index: entry.origin, toolCallId: entry.message.tool_call_id ?? '', detail: `a second result for the same call (${preview(entry.message.content)}); the first is kept` });
+      context.note({
+        kind: 'result-duplicate-dropped',
+        index: entry.origin,
+        toolCallId: entry.message.tool_call_id ?? '',
+        detail: `a second result for the same call (${preview(entry.message.content)}); the first is kept`,
+      });
       continue;
     }
     if (entry.message.role === 'tool') {
@@ -218,12 +292,26 @@ function emitBlock(entries: Entry[], start: number, out: Entry[], context: Repai
       continue;
     }
     const previous = out[out.length - 1];
-    if (context.foldRepeats && entry.message.role === 'user' && previous !== undefined && previous.message.role === 'user' && isSameUserMessage(previous.message.content, entry.message.content)) {
+    if (
+      context.foldRepeats &&
+      entry.message.role === 'user' &&
+      previous !== undefined &&
+      previous.message.role === 'user' &&
+      isSameUserMessage(previous.message.content, entry.message.content)
+    ) {
       // The same user message again, from inside the block: a crash-retry loop's leftover (seed 001).
-      context.note({ kind: 'user-repeat-collapsed', index: entry.origin, detail: `repeats the user message at input index ${previous.origin} (a retry), and sat inside a tool block; kept once` });
+      context.note({
+        kind: 'user-repeat-collapsed',
+        index: entry.origin,
+        detail: `repeats the user message at input index ${previous.origin} (a retry), and sat inside a tool block; kept once`,
+      });
       continue;
     }
-    context.note({ kind: 'message-moved', index: entry.origin, detail: `${entry.message.role} message sat between tool calls and their results; moved after them` });
+    context.note({
+      kind: 'message-moved',
+      index: entry.origin,
+      detail: `${entry.message.role} message sat between tool calls and their results; moved after them`,
+    });
     out.push(entry);
   }
   return last + 1;
@@ -233,7 +321,12 @@ function emitOrphan(entry: Entry, out: Entry[], context: RepairContext, copied: 
   const message = entry.message;
   const id = typeof message.tool_call_id === 'string' && message.tool_call_id !== '' ? message.tool_call_id : undefined;
   if (context.orphans === 'drop') {
-    context.note({ kind: 'orphan-dropped', index: entry.origin, ...(id === undefined ? {} : { toolCallId: id }), detail: `tool result ${preview(message.content)} dropped: ${why}` });
+    context.note({
+      kind: 'orphan-dropped',
+      index: entry.origin,
+      ...(id === undefined ? {} : { toolCallId: id }),
+      detail: `tool result ${preview(message.content)} dropped: ${why}`,
+    });
     return;
   }
   const header = `[unstuck: the tool result below${id === undefined ? '' : ` (tool_call_id ${id}${typeof message.name === 'string' ? `, tool ${message.name}` : ''})`} lost its tool call, so it is kept as text]`;
@@ -243,6 +336,11 @@ function emitOrphan(entry: Entry, out: Entry[], context: RepairContext, copied: 
   const content = message.content;
   if (Array.isArray(content)) copy.content = [{ type: 'text', text: header }, ...content];
   else copy.content = typeof content === 'string' && content !== '' ? `${header}\n${content}` : header;
-  context.note({ kind: 'orphan-to-user', index: entry.origin, ...(id === undefined ? {} : { toolCallId: id }), detail: `tool result turned into a user text message: ${why}` });
+  context.note({
+    kind: 'orphan-to-user',
+    index: entry.origin,
+    ...(id === undefined ? {} : { toolCallId: id }),
+    detail: `tool result turned into a user text message: ${why}`,
+  });
   out.push(entry);
 }

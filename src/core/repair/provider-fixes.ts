@@ -1,4 +1,4 @@
-import { hasToolCalls, isEmptyContent, textOf, type Message } from '../messages.js';
+import { hasToolCalls, isEmptyContent, type Message, textOf } from '../messages.js';
 import { isSameUserMessage } from '../rules/user-message-repeated.js';
 import { copyOf, type Entry, type RepairContext } from './context.js';
 import { preview } from './normalize.js';
@@ -9,7 +9,8 @@ export const BRIDGE_TEXT = 'Tool results received.';
 export function applyProviderFixes(entries: Entry[], context: RepairContext, copied: Set<Message>): Entry[] {
   let out = dropEmptyAssistants(entries, context);
   if (context.enforces('system-message-position')) out = hoistSystemMessages(out, context, copied);
-  if (context.enforces('roles-not-alternating') || (context.strongest && context.foldRepeats)) out = foldConsecutive(out, context, copied);
+  if (context.enforces('roles-not-alternating') || (context.strongest && context.foldRepeats))
+    out = foldConsecutive(out, context, copied);
   if (context.enforces('tool-followed-by-user')) out = bridgeToolToUser(out, context);
   if (context.enforces('reasoning-content-missing') && context.thinking) fillReasoning(out, context, copied);
   if (context.profile.fields !== undefined) removeUnknownFields(out, context, copied);
@@ -24,15 +25,27 @@ function dropEmptyAssistants(entries: Entry[], context: RepairContext): Entry[] 
     const entry = entries[index] as Entry;
     const message = entry.message;
     const keep =
-      message.role !== 'assistant' || hasToolCalls(message) || message.prefix === true || 'function_call' in message ||
-      !(message.content === null || message.content === undefined ? nullRule : emptyRule && isEmptyContent(message.content));
+      message.role !== 'assistant' ||
+      hasToolCalls(message) ||
+      message.prefix === true ||
+      'function_call' in message ||
+      !(message.content === null || message.content === undefined
+        ? nullRule
+        : emptyRule && isEmptyContent(message.content));
     if (keep) {
       out?.push(entry);
       continue;
     }
     out ??= entries.slice(0, index);
-    const reasoning = typeof message.reasoning_content === 'string' && message.reasoning_content !== '' ? ` (its reasoning_content, ${message.reasoning_content.length} characters, went with it)` : '';
-    context.note({ kind: 'empty-message-dropped', index: entry.origin, detail: `assistant message with no content and no tool calls${reasoning}` });
+    const reasoning =
+      typeof message.reasoning_content === 'string' && message.reasoning_content !== ''
+        ? ` (its reasoning_content, ${message.reasoning_content.length} characters, went with it)`
+        : '';
+    context.note({
+      kind: 'empty-message-dropped',
+      index: entry.origin,
+      detail: `assistant message with no content and no tool calls${reasoning}`,
+    });
   }
   return out ?? entries;
 }
@@ -44,7 +57,12 @@ function foldConsecutive(entries: Entry[], context: RepairContext, copied: Set<M
   for (const entry of entries) {
     const previous = out[out.length - 1];
     const role = entry.message.role;
-    if (previous === undefined || previous.message.role !== role || (role !== 'user' && role !== 'assistant') || hasToolCalls(previous.message)) {
+    if (
+      previous === undefined ||
+      previous.message.role !== role ||
+      (role !== 'user' && role !== 'assistant') ||
+      hasToolCalls(previous.message)
+    ) {
       out.push(entry);
       continue;
     }
@@ -58,15 +76,30 @@ function foldConsecutive(entries: Entry[], context: RepairContext, copied: Set<M
       const before = textOf(previous.message.content);
       merged.content = isEmptyContent(entry.message.content) ? before : `${before}\n\n${textOf(entry.message.content)}`;
       if (typeof previous.message.reasoning_content === 'string' && previous.message.reasoning_content !== '') {
-        merged.reasoning_content = typeof entry.message.reasoning_content === 'string' && entry.message.reasoning_content !== '' ? `${previous.message.reasoning_content}\n${entry.message.reasoning_content}` : previous.message.reasoning_content;
+        merged.reasoning_content =
+          typeof entry.message.reasoning_content === 'string' && entry.message.reasoning_content !== ''
+            ? `${previous.message.reasoning_content}\n${entry.message.reasoning_content}`
+            : previous.message.reasoning_content;
       }
       out[out.length - 1] = entry;
-      context.note({ kind: 'messages-merged', index: previous.origin, detail: `assistant text merged into the assistant message with calls after it (input index ${entry.origin}): the provider needs alternating roles` });
-      context.note({ kind: 'messages-merged', index: entry.origin, detail: `received the text of the assistant message at input index ${previous.origin}, which preceded it` });
+      context.note({
+        kind: 'messages-merged',
+        index: previous.origin,
+        detail: `assistant text merged into the assistant message with calls after it (input index ${entry.origin}): the provider needs alternating roles`,
+      });
+      context.note({
+        kind: 'messages-merged',
+        index: entry.origin,
+        detail: `received the text of the assistant message at input index ${previous.origin}, which preceded it`,
+      });
       continue;
     }
     if (role === 'user' && context.foldRepeats && isSameUserMessage(previous.message.content, entry.message.content)) {
-      context.note({ kind: 'user-repeat-collapsed', index: entry.origin, detail: `repeats the user message at input index ${previous.origin} (a retry); kept once` });
+      context.note({
+        kind: 'user-repeat-collapsed',
+        index: entry.origin,
+        detail: `repeats the user message at input index ${previous.origin} (a retry); kept once`,
+      });
       continue;
     }
     if (!alternate) {
@@ -75,8 +108,16 @@ function foldConsecutive(entries: Entry[], context: RepairContext, copied: Set<M
     }
     const merged = copyOf(previous, copied);
     merged.content = `${textOf(previous.message.content)}\n\n${textOf(entry.message.content)}`;
-    context.note({ kind: 'messages-merged', index: entry.origin, detail: `${role} message merged into the ${role} message before it (input index ${previous.origin}): the provider needs alternating roles` });
-    context.note({ kind: 'messages-merged', index: previous.origin, detail: `received the text of the ${role} message at input index ${entry.origin}, which followed it` });
+    context.note({
+      kind: 'messages-merged',
+      index: entry.origin,
+      detail: `${role} message merged into the ${role} message before it (input index ${previous.origin}): the provider needs alternating roles`,
+    });
+    context.note({
+      kind: 'messages-merged',
+      index: previous.origin,
+      detail: `received the text of the ${role} message at input index ${entry.origin}, which followed it`,
+    });
   }
   return out;
 }
@@ -87,7 +128,11 @@ function bridgeToolToUser(entries: Entry[], context: RepairContext): Entry[] {
     const previous = out[out.length - 1];
     if (previous?.message.role === 'tool' && (entry.message.role === 'user' || entry.message.role === 'system')) {
       out.push({ message: { role: 'assistant', content: BRIDGE_TEXT }, origin: entry.origin });
-      context.note({ kind: 'assistant-bridge-inserted', index: entry.origin, detail: `${context.profile.name} rejects a ${entry.message.role} message right after a tool result; an assistant message saying the results were received now stands between` });
+      context.note({
+        kind: 'assistant-bridge-inserted',
+        index: entry.origin,
+        detail: `${context.profile.name} rejects a ${entry.message.role} message right after a tool result; an assistant message saying the results were received now stands between`,
+      });
     }
     out.push(entry);
   }
@@ -107,7 +152,12 @@ function fillReasoning(entries: Entry[], context: RepairContext, copied: Set<Mes
     if (calledTools || (last && context.scope === 'request')) {
       for (const target of lacking) {
         copyOf(target, copied).reasoning_content = '';
-        context.note({ kind: 'reasoning-content-filled', index: target.origin, detail: 'thinking mode needs reasoning_content on this turn\'s assistant messages; the original reasoning was not saved, so it is sent as an empty string' });
+        context.note({
+          kind: 'reasoning-content-filled',
+          index: target.origin,
+          detail:
+            "thinking mode needs reasoning_content on this turn's assistant messages; the original reasoning was not saved, so it is sent as an empty string",
+        });
       }
     }
     lacking.length = 0;
@@ -136,7 +186,11 @@ function removeUnknownFields(entries: Entry[], context: RepairContext, copied: S
       if (allowed.has(field)) continue;
       const value = entry.message[field];
       delete copyOf(entry, copied)[field];
-      context.note({ kind: 'field-removed', index: entry.origin, detail: `${context.profile.name} rejects the field '${field}' on ${entry.message.role} messages; removed (${preview(value)})` });
+      context.note({
+        kind: 'field-removed',
+        index: entry.origin,
+        detail: `${context.profile.name} rejects the field '${field}' on ${entry.message.role} messages; removed (${preview(value)})`,
+      });
     }
   }
 }
@@ -153,12 +207,28 @@ function hoistSystemMessages(entries: Entry[], context: RepairContext, copied: S
   } else {
     head = later.shift() as Entry;
     rest.unshift(head);
-    context.note({ kind: 'system-moved-to-start', index: head.origin, detail: 'system message moved to the start: the provider takes system text only there' });
+    context.note({
+      kind: 'system-moved-to-start',
+      index: head.origin,
+      detail: 'system message moved to the start: the provider takes system text only there',
+    });
   }
   if (later.length > 0) {
-    copyOf(head, copied).content = [textOf(head.message.content), ...later.map((entry) => textOf(entry.message.content))].join('\n\n');
-    for (const entry of later) context.note({ kind: 'system-moved-to-start', index: entry.origin, detail: `system message merged into the leading system message (input index ${head.origin}): the provider takes system text only there` });
-    context.note({ kind: 'system-moved-to-start', index: head.origin, detail: `received the text of the later system message(s) at input index ${later.map((entry) => entry.origin).join(', ')}` });
+    copyOf(head, copied).content = [
+      textOf(head.message.content),
+      ...later.map((entry) => textOf(entry.message.content)),
+    ].join('\n\n');
+    for (const entry of later)
+      context.note({
+        kind: 'system-moved-to-start',
+        index: entry.origin,
+        detail: `system message merged into the leading system message (input index ${head.origin}): the provider takes system text only there`,
+      });
+    context.note({
+      kind: 'system-moved-to-start',
+      index: head.origin,
+      detail: `received the text of the later system message(s) at input index ${later.map((entry) => entry.origin).join(', ')}`,
+    });
   }
   return rest;
 }

@@ -1,5 +1,5 @@
-import type { Rule } from './rule.js';
 import { isEmptyContent } from '../messages.js';
+import type { Rule } from './rule.js';
 
 /**
  * Mistral and Moonshot reject an assistant message with neither content nor tool calls, and count
@@ -19,7 +19,11 @@ export const contentEmpty: Rule = {
     moonshot: (f) => `Invalid request: the message at position ${f.index} with role 'assistant' must not be empty`,
   },
   visit(message, index, context) {
-    if (context.profile.contentAlwaysRequired === true && Array.isArray(message.content) && message.content.length === 0) {
+    if (
+      context.profile.contentAlwaysRequired === true &&
+      Array.isArray(message.content) &&
+      message.content.length === 0
+    ) {
       context.report({ rule: 'content-empty', index });
       return;
     }

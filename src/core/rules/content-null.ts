@@ -1,5 +1,5 @@
-import type { Rule } from './rule.js';
 import { hasToolCalls } from '../messages.js';
+import type { Rule } from './rule.js';
 
 /** content may be null or absent only on an assistant message that carries tool calls. */
 export const contentNull: Rule = {
@@ -14,15 +14,25 @@ export const contentNull: Rule = {
   wording: {
     openai: () => "Invalid value for 'content': expected a string, got null.",
     qwen: () => '<400> InternalError.Algo.InvalidParameter: The content field is a required field.',
-    groq: (f) => `'messages.${f.index}' : for 'role:${String(f.facts?.['role'] ?? 'assistant')}' the following must be satisfied[('messages.${f.index}.content' : value must be a string)]`,
+    groq: (f) =>
+      `'messages.${f.index}' : for 'role:${String(f.facts?.['role'] ?? 'assistant')}' the following must be satisfied[('messages.${f.index}.content' : value must be a string)]`,
   },
   visit(message, index, context) {
-    if (context.profile.assistantContentString === true && message.role === 'assistant' && Array.isArray(message.content)) {
+    if (
+      context.profile.assistantContentString === true &&
+      message.role === 'assistant' &&
+      Array.isArray(message.content)
+    ) {
       context.report({ rule: 'content-null', index, facts: { role: message.role } });
       return;
     }
     if (message.content !== null && message.content !== undefined) return;
-    if (message.role === 'assistant' && (hasToolCalls(message) || 'function_call' in message) && context.profile.contentAlwaysRequired !== true) return;
+    if (
+      message.role === 'assistant' &&
+      (hasToolCalls(message) || 'function_call' in message) &&
+      context.profile.contentAlwaysRequired !== true
+    )
+      return;
     context.report({ rule: 'content-null', index, facts: { role: message.role } });
   },
 };

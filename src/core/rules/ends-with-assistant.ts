@@ -13,7 +13,8 @@ export const endsWithAssistant: Rule = {
     'seed 000 evidence §5: a thinking-mode request ending with assistant is rejected with the reasoning_content text',
   ],
   wording: {
-    openai: () => 'The last message of deepseek-reasoner must be a user message, or an assistant message with prefix mode on (refer to https://api-docs.deepseek.com/guides/chat_prefix_completion).',
+    openai: () =>
+      'The last message of deepseek-reasoner must be a user message, or an assistant message with prefix mode on (refer to https://api-docs.deepseek.com/guides/chat_prefix_completion).',
     deepseek: (f) =>
       f.facts?.['reasoner'] === 1
         ? 'The last message of deepseek-reasoner must be a user message, or an assistant message with prefix mode on (refer to https://api-docs.deepseek.com/guides/chat_prefix_completion).'
@@ -26,7 +27,11 @@ export const endsWithAssistant: Rule = {
     const index = context.messages.length - 1;
     const last = context.messages[index];
     if (last?.role === 'assistant' && last.prefix !== true) {
-      context.report({ rule: 'ends-with-assistant', index, facts: { reasoner: context.model === 'deepseek-reasoner' ? 1 : 0 } });
+      context.report({
+        rule: 'ends-with-assistant',
+        index,
+        facts: { reasoner: context.model === 'deepseek-reasoner' ? 1 : 0 },
+      });
     }
   },
 };

@@ -21,14 +21,18 @@ export const messageMalformed: Rule = {
     openai: (f) => {
       const path = String(f.facts?.['path'] ?? '');
       const got = String(f.facts?.['got'] ?? 'something else');
-      if (path === '') return `Invalid type for 'messages[${f.index}]': expected an object with a 'role', but got ${got} instead.`;
-      if (path.endsWith('.type') && got.startsWith("'")) return `Invalid value for 'messages[${f.index}]${path}': ${got}. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'.`;
-      if (path.endsWith('.text')) return `Invalid type for 'messages[${f.index}]${path}': expected a string, but got ${got} instead.`;
+      if (path === '')
+        return `Invalid type for 'messages[${f.index}]': expected an object with a 'role', but got ${got} instead.`;
+      if (path.endsWith('.type') && got.startsWith("'"))
+        return `Invalid value for 'messages[${f.index}]${path}': ${got}. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'.`;
+      if (path.endsWith('.text'))
+        return `Invalid type for 'messages[${f.index}]${path}': expected a string, but got ${got} instead.`;
       return `Invalid type for 'messages[${f.index}]${path}': expected a string, null, or an array of content parts (objects with a 'type'), but got ${got} instead.`;
     },
     deepseek: (f) => {
       const path = String(f.facts?.['path'] ?? '');
-      if (path === '') return `Failed to deserialize the JSON body into the target type: messages[${f.index}]: missing field \`role\``;
+      if (path === '')
+        return `Failed to deserialize the JSON body into the target type: messages[${f.index}]: missing field \`role\``;
       return `Failed to deserialize the JSON body into the target type: messages[${f.index}]${path}: invalid ${String(f.facts?.['got'] ?? 'value')}, expected a string or an array of content parts`;
     },
   },

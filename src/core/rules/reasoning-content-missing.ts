@@ -1,5 +1,5 @@
-import type { Rule } from './rule.js';
 import { hasToolCalls, isMessage } from '../messages.js';
+import type { Rule } from './rule.js';
 
 /**
  * Thinking mode (DeepSeek V3.2+/V4, Kimi thinking models): an assistant message of a turn that
@@ -15,8 +15,10 @@ export const reasoningContentMissing: Rule = {
     'corpus 025, 026; seed 000 evidence §5',
   ],
   wording: {
-    openai: (f) => `Missing \`reasoning_content\` field in the assistant message at message index ${f.index}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls`,
-    moonshot: (f) => `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${f.index}`,
+    openai: (f) =>
+      `Missing \`reasoning_content\` field in the assistant message at message index ${f.index}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls`,
+    moonshot: (f) =>
+      `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${f.index}`,
   },
   finish(context) {
     if (!context.thinking) return;

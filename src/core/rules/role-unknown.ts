@@ -9,11 +9,15 @@ export const roleUnknown: Rule = {
     'CATALOGUE dashscope/role-unknown: https://github.com/DayuanJiang/next-ai-draw-io/issues/304',
   ],
   wording: {
-    openai: (f) => `'${String(f.facts?.['role'] ?? '')}' is not one of ['system', 'developer', 'user', 'assistant', 'tool', 'function'] - 'messages.${f.index}.role'`,
-    deepseek: (f) => `Failed to deserialize the JSON body into the target type: messages[${f.index}].role: unknown variant \`${String(f.facts?.['role'] ?? '')}\`, expected one of \`system\`, \`user\`, \`assistant\`, \`tool\`, \`latest_reminder\``,
-    qwen: (f) => `${String(f.facts?.['role'] ?? '')} is not one of ['system', 'assistant', 'user', 'tool', 'function'] - 'messages.['${f.index}].role'`,
+    openai: (f) =>
+      `'${String(f.facts?.['role'] ?? '')}' is not one of ['system', 'developer', 'user', 'assistant', 'tool', 'function'] - 'messages.${f.index}.role'`,
+    deepseek: (f) =>
+      `Failed to deserialize the JSON body into the target type: messages[${f.index}].role: unknown variant \`${String(f.facts?.['role'] ?? '')}\`, expected one of \`system\`, \`user\`, \`assistant\`, \`tool\`, \`latest_reminder\``,
+    qwen: (f) =>
+      `${String(f.facts?.['role'] ?? '')} is not one of ['system', 'assistant', 'user', 'tool', 'function'] - 'messages.['${f.index}].role'`,
   },
   visit(message, index, context) {
-    if (!context.profile.roles.has(message.role)) context.report({ rule: 'role-unknown', index, facts: { role: message.role } });
+    if (!context.profile.roles.has(message.role))
+      context.report({ rule: 'role-unknown', index, facts: { role: message.role } });
   },
 };

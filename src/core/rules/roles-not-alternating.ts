@@ -13,8 +13,10 @@ export const rolesNotAlternating: Rule = {
     'corpus 004, 021',
   ],
   wording: {
-    openai: () => 'After the optional system message, conversation roles must alternate user and assistant roles except for tool calls and results.',
-    deepseek: (f) => `deepseek-reasoner does not support successive user or assistant messages (messages[${f.index - 1}] and messages[${f.index}] in your input). You should interleave the user/assistant messages in the message sequence.`,
+    openai: () =>
+      'After the optional system message, conversation roles must alternate user and assistant roles except for tool calls and results.',
+    deepseek: (f) =>
+      `deepseek-reasoner does not support successive user or assistant messages (messages[${f.index - 1}] and messages[${f.index}] in your input). You should interleave the user/assistant messages in the message sequence.`,
   },
   roles: ['user', 'assistant'],
   visit(message, index, context) {
@@ -24,6 +26,12 @@ export const rolesNotAlternating: Rule = {
   },
 };
 
-export function alternationRequired(context: { profile: { strictAlternation?: boolean; name: string }; model: string | undefined }): boolean {
-  return context.profile.strictAlternation === true || (context.profile.name === 'deepseek' && context.model === 'deepseek-reasoner');
+export function alternationRequired(context: {
+  profile: { strictAlternation?: boolean; name: string };
+  model: string | undefined;
+}): boolean {
+  return (
+    context.profile.strictAlternation === true ||
+    (context.profile.name === 'deepseek' && context.model === 'deepseek-reasoner')
+  );
 }

@@ -1,5 +1,5 @@
-import type { Rule } from './rule.js';
 import { isJsonObjectText } from '../tool-call-shape.js';
+import type { Rule } from './rule.js';
 
 /** DashScope (and vLLM/llama.cpp templates) json-parse replayed arguments: they must be a JSON object. */
 export const toolCallArgumentsInvalidJson: Rule = {
@@ -11,7 +11,8 @@ export const toolCallArgumentsInvalidJson: Rule = {
   ],
   wording: {
     openai: () => 'Failed to parse tool call arguments as JSON',
-    qwen: () => '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.',
+    qwen: () =>
+      '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.',
   },
   roles: ['assistant'],
   visit(message, index, context) {
@@ -19,7 +20,11 @@ export const toolCallArgumentsInvalidJson: Rule = {
     for (const call of message.tool_calls) {
       const args = call?.function?.arguments;
       if (args !== undefined && (typeof args !== 'string' || !isJsonObjectText(args))) {
-        context.report({ rule: 'tool-call-arguments-invalid-json', index, ...(typeof call.id === 'string' ? { toolCallId: call.id } : {}) });
+        context.report({
+          rule: 'tool-call-arguments-invalid-json',
+          index,
+          ...(typeof call.id === 'string' ? { toolCallId: call.id } : {}),
+        });
       }
     }
   },

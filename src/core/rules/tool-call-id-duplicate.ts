@@ -13,7 +13,8 @@ export const toolCallIdDuplicate: Rule = {
     'CATALOGUE mistral/tool-result-id-mismatch (Duplicate tool call id ... in assistant message)',
   ],
   wording: {
-    openai: (f) => `Invalid parameter: Duplicate value for 'tool_calls.id' of '${f.toolCallId ?? ''}' in messages[${f.index}].`,
+    openai: (f) =>
+      `Invalid parameter: Duplicate value for 'tool_calls.id' of '${f.toolCallId ?? ''}' in messages[${f.index}].`,
     deepseek: (f) => `Duplicate value for 'tool_call_id' of ${f.toolCallId ?? ''} in message[${f.index}]`,
     moonshot: (f) => `Invalid request: tool call id ${f.toolCallId ?? ''} is duplicated`,
     mistral: (f) => `Duplicate tool call id ${f.toolCallId ?? ''} in assistant message`,

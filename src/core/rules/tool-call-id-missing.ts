@@ -14,6 +14,7 @@ export const toolCallIdMissing: Rule = {
         ? "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'."
         : `Missing required parameter: 'messages[${f.index}].tool_calls[${f.facts['call']}].id'.`,
     mistral: () => 'Tool call id has to be defined.',
-    groq: (f) => `'messages.${f.index}' : for 'role:tool' the following must be satisfied[('messages.${f.index}.tool_call_id' : property 'tool_call_id' is missing)]`,
+    groq: (f) =>
+      `'messages.${f.index}' : for 'role:tool' the following must be satisfied[('messages.${f.index}.tool_call_id' : property 'tool_call_id' is missing)]`,
   },
 };

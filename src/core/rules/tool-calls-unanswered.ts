@@ -10,9 +10,12 @@ export const toolCallsUnanswered: Rule = {
     'CATALOGUE mistral/tool-calls-unanswered: https://github.com/mistralai/client-ts/issues/106',
   ],
   wording: {
-    openai: (f) => `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${f.toolCallId ?? ''}`,
-    deepseek: () => "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
-    qwen: (f) => `<400> InternalError.Algo.InvalidParameter: An assistant message with "tool_calls" must be followed by tool messages responding to each "tool_call_id". The following tool_call_ids did not have response messages: message[${f.index}].role`,
+    openai: (f) =>
+      `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${f.toolCallId ?? ''}`,
+    deepseek: () =>
+      "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
+    qwen: (f) =>
+      `<400> InternalError.Algo.InvalidParameter: An assistant message with "tool_calls" must be followed by tool messages responding to each "tool_call_id". The following tool_call_ids did not have response messages: message[${f.index}].role`,
     mistral: () => 'Not the same number of function calls and responses',
   },
 };

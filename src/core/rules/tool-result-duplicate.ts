@@ -8,7 +8,8 @@ export const toolResultDuplicate: Rule = {
     'CATALOGUE mistral/tool-result-id-mismatch (Duplicate tool call id ... in tool results)',
   ],
   wording: {
-    openai: (f) => `Invalid parameter: Duplicate value for 'tool_call_id' of '${f.toolCallId ?? ''}', in messages[${fact0(f)}] and messages[${f.index}].`,
+    openai: (f) =>
+      `Invalid parameter: Duplicate value for 'tool_call_id' of '${f.toolCallId ?? ''}', in messages[${fact0(f)}] and messages[${f.index}].`,
     deepseek: (f) => `Duplicate value for 'tool_call_id' of ${f.toolCallId ?? ''} in message[${f.index}]`,
     mistral: (f) => `Duplicate tool call id ${f.toolCallId ?? ''} in tool results`,
   },

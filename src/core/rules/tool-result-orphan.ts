@@ -10,14 +10,18 @@ export const toolResultOrphan: Rule = {
     'CATALOGUE mistral/tool-result-orphan: https://github.com/charmbracelet/crush/issues/279',
   ],
   wording: {
-    openai: () => "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+    openai: () =>
+      "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
     deepseek: () => "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
-    qwen: () => '<400> InternalError.Algo.InvalidParameter: messages with role "tool" must be a response to a preceeding message with "tool_calls".',
+    qwen: () =>
+      '<400> InternalError.Algo.InvalidParameter: messages with role "tool" must be a response to a preceeding message with "tool_calls".',
     // Mistral's role-order check names the previous role only when it is not an allowed one; after a
     // tool or assistant message the count check is what fails.
     mistral: (f) => {
       const previous = String(f.facts?.['previousRole'] ?? 'user');
-      return previous === 'tool' || previous === 'assistant' ? 'Not the same number of function calls and responses' : `Unexpected role 'tool' after role '${previous}'`;
+      return previous === 'tool' || previous === 'assistant'
+        ? 'Not the same number of function calls and responses'
+        : `Unexpected role 'tool' after role '${previous}'`;
     },
   },
 };

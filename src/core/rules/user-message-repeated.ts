@@ -1,5 +1,5 @@
-import type { Rule } from './rule.js';
 import { textOf } from '../messages.js';
+import type { Rule } from './rule.js';
 
 /**
  * Not a provider rule: the same user message twice in a row, as a crash-retry loop leaves it
@@ -8,18 +8,23 @@ import { textOf } from '../messages.js';
  */
 export const userMessageRepeated: Rule = {
   id: 'user-message-repeated',
-  sources: ['seed 001 (dsh-messages-sanitizer layer 3: fold duplicate user messages)', 'corpus 004: https://github.com/aws-samples/bedrock-access-gateway/issues/25'],
+  sources: [
+    'seed 001 (dsh-messages-sanitizer layer 3: fold duplicate user messages)',
+    'corpus 004: https://github.com/aws-samples/bedrock-access-gateway/issues/25',
+  ],
   wording: { openai: (f) => `messages[${f.index}] repeats the user message at messages[${f.index - 1}]` },
   roles: ['user'],
   visit(message, index, context) {
     if (message.role !== 'user' || index === 0) return;
     const previous = context.messages[index - 1];
-    if (previous?.role === 'user' && isSameUserMessage(previous.content, message.content)) context.report({ rule: 'user-message-repeated', index });
+    if (previous?.role === 'user' && isSameUserMessage(previous.content, message.content))
+      context.report({ rule: 'user-message-repeated', index });
   },
 };
 
 export function isSameUserMessage(a: unknown, b: unknown): boolean {
   if (typeof a === 'string' && typeof b === 'string') return a === b;
-  if (Array.isArray(a) && Array.isArray(b)) return textOf(a as never) === textOf(b as never) && JSON.stringify(a) === JSON.stringify(b);
+  if (Array.isArray(a) && Array.isArray(b))
+    return textOf(a as never) === textOf(b as never) && JSON.stringify(a) === JSON.stringify(b);
   return false;
 }

@@ -1,4 +1,4 @@
-import { UnstuckError, checkFormat, getProfile } from '../../core/index.js';
+import { checkFormat, getProfile, UnstuckError } from '../../core/index.js';
 import type { Answer } from '../completion.js';
 import type { EmulatorWire, ErrorKind, WireCheck } from '../wire.js';
 import { isObject, json, namedFrame } from './frames.js';
@@ -34,7 +34,8 @@ const FAULT_TEXT: Record<number, string> = {
  * text_delta, input_json_delta), content_block_stop, message_delta (stop_reason, usage), message_stop.
  */
 export function createAnthropicWire(): EmulatorWire {
-  const error: EmulatorWire['error'] = (status, kind, message, extra = {}) => json(status, { type: 'error', error: { type: TYPES[kind], message } }, extra.headers);
+  const error: EmulatorWire['error'] = (status, kind, message, extra = {}) =>
+    json(status, { type: 'error', error: { type: TYPES[kind], message } }, extra.headers);
   return {
     name: 'anthropic',
     idStyle: 'toolu',
@@ -47,12 +48,19 @@ export function createAnthropicWire(): EmulatorWire {
      * proxy in front of the emulator is seen to forward both.
      */
     checkHeaders(headers) {
-      if (!headers.has('x-api-key') && !/^Bearer \S/i.test(headers.get('authorization') ?? '')) return error(401, 'authentication', 'x-api-key header is required');
-      if (!headers.has('anthropic-version')) return error(400, 'invalid-request', 'anthropic-version: header is required');
+      if (!headers.has('x-api-key') && !/^Bearer \S/i.test(headers.get('authorization') ?? ''))
+        return error(401, 'authentication', 'x-api-key header is required');
+      if (!headers.has('anthropic-version'))
+        return error(400, 'invalid-request', 'anthropic-version: header is required');
       return undefined;
     },
     // No catalogued text for a body that is not JSON: worded after the API's validation messages.
-    notJson: (reason) => error(400, 'invalid-request', `There was an issue with the format of your request: the body is not valid JSON (${reason})`),
+    notJson: (reason) =>
+      error(
+        400,
+        'invalid-request',
+        `There was an issue with the format of your request: the body is not valid JSON (${reason})`,
+      ),
     check: (body, route) => checkRequest(body, route),
     violation(violation) {
       const answer = getProfile('anthropic').errorResponse(violation);
@@ -82,7 +90,8 @@ export function createAnthropicWire(): EmulatorWire {
 function checkRequest(body: unknown, route: 'generate' | 'count-tokens'): WireCheck {
   if (!isObject(body)) return { kind: 'shape', message: 'Input should be a valid dictionary' };
   if (typeof body['model'] !== 'string') return { kind: 'shape', message: 'model: Field required' };
-  if (route === 'generate' && typeof body['max_tokens'] !== 'number') return { kind: 'shape', message: 'max_tokens: Field required' };
+  if (route === 'generate' && typeof body['max_tokens'] !== 'number')
+    return { kind: 'shape', message: 'max_tokens: Field required' };
   const messages = body['messages'];
   if (messages === undefined) return { kind: 'shape', message: 'messages: Field required' };
   if (!Array.isArray(messages)) return { kind: 'shape', message: 'messages: Input should be a valid list' };
@@ -108,7 +117,11 @@ type Block =
 function toBlocks(answer: Answer, thinking: boolean): Block[] {
   const blocks: Block[] = [];
   if (answer.reasoning !== undefined || thinking) {
-    blocks.push({ type: 'thinking', thinking: answer.reasoning ?? 'Answering from the script.', signature: Buffer.from(`unstuck-emulator:${answer.id}`).toString('base64') });
+    blocks.push({
+      type: 'thinking',
+      thinking: answer.reasoning ?? 'Answering from the script.',
+      signature: Buffer.from(`unstuck-emulator:${answer.id}`).toString('base64'),
+    });
   }
   if (answer.text !== '') blocks.push({ type: 'text', text: answer.text });
   answer.toolCalls.forEach((call, index) => {
@@ -118,7 +131,11 @@ function toBlocks(answer: Answer, thinking: boolean): Block[] {
     } catch {
       input = undefined;
     }
-    if (!isObject(input)) throw new UnstuckError('INPUT_INVALID', `script: toolCalls[${index}].arguments must be a JSON object on the Anthropic wire (tool_use.input is an object), got ${JSON.stringify(call.arguments.slice(0, 40))}`);
+    if (!isObject(input))
+      throw new UnstuckError(
+        'INPUT_INVALID',
+        `script: toolCalls[${index}].arguments must be a JSON object on the Anthropic wire (tool_use.input is an object), got ${JSON.stringify(call.arguments.slice(0, 40))}`,
+      );
     blocks.push({ type: 'tool_use', id: call.id, name: call.name, input, partialJson: call.arguments });
   });
   return blocks;
@@ -133,7 +150,13 @@ function stopReason(answer: Answer): 'tool_use' | 'end_turn' {
 }
 
 function usage(answer: Answer, outputTokens: number): Record<string, unknown> {
-  return { input_tokens: answer.usage.prompt_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: outputTokens, service_tier: 'standard' };
+  return {
+    input_tokens: answer.usage.prompt_tokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: outputTokens,
+    service_tier: 'standard',
+  };
 }
 
 function publicBlock(block: Block): Record<string, unknown> {
@@ -163,11 +186,26 @@ function toEvents(answer: Answer, blocks: Block[], chunkSize: number): string[] 
   };
   emit({
     type: 'message_start',
-    message: { id: messageId(answer), type: 'message', role: 'assistant', model: answer.model, content: [], stop_reason: null, stop_sequence: null, usage: usage(answer, 1) },
+    message: {
+      id: messageId(answer),
+      type: 'message',
+      role: 'assistant',
+      model: answer.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: usage(answer, 1),
+    },
   });
   blocks.forEach((block, index) => {
-    const delta = (payload: Record<string, unknown>): void => emit({ type: 'content_block_delta', index, delta: payload });
-    const start = block.type === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : block.type === 'text' ? { type: 'text', text: '' } : { type: 'tool_use', id: block.id, name: block.name, input: {} };
+    const delta = (payload: Record<string, unknown>): void =>
+      emit({ type: 'content_block_delta', index, delta: payload });
+    const start =
+      block.type === 'thinking'
+        ? { type: 'thinking', thinking: '', signature: '' }
+        : block.type === 'text'
+          ? { type: 'text', text: '' }
+          : { type: 'tool_use', id: block.id, name: block.name, input: {} };
     emit({ type: 'content_block_start', index, content_block: start });
     if (index === 0) emit({ type: 'ping' });
     if (block.type === 'thinking') {
@@ -177,11 +215,16 @@ function toEvents(answer: Answer, blocks: Block[], chunkSize: number): string[] 
       for (const piece of pieces(block.text, chunkSize)) delta({ type: 'text_delta', text: piece });
     } else {
       delta({ type: 'input_json_delta', partial_json: '' });
-      for (const piece of pieces(block.partialJson, chunkSize)) delta({ type: 'input_json_delta', partial_json: piece });
+      for (const piece of pieces(block.partialJson, chunkSize))
+        delta({ type: 'input_json_delta', partial_json: piece });
     }
     emit({ type: 'content_block_stop', index });
   });
-  emit({ type: 'message_delta', delta: { stop_reason: stopReason(answer), stop_sequence: null }, usage: usage(answer, answer.usage.completion_tokens) });
+  emit({
+    type: 'message_delta',
+    delta: { stop_reason: stopReason(answer), stop_sequence: null },
+    usage: usage(answer, answer.usage.completion_tokens),
+  });
   emit({ type: 'message_stop' });
   return frames;
 }

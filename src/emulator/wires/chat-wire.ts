@@ -51,11 +51,25 @@ export function createChatWire(options: { profile: ProfileName; thinking: boolea
             "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP client correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
           ),
     check(body) {
-      if (!isObject(body)) return { kind: 'shape', message: "Invalid request: expected a JSON object with a 'messages' array, got a body that is not a JSON object", param: 'messages' };
-      if (!Array.isArray(body['messages'])) return { kind: 'shape', message: "Invalid request: expected a JSON object with a 'messages' array, got no 'messages' array", param: 'messages' };
+      if (!isObject(body))
+        return {
+          kind: 'shape',
+          message:
+            "Invalid request: expected a JSON object with a 'messages' array, got a body that is not a JSON object",
+          param: 'messages',
+        };
+      if (!Array.isArray(body['messages']))
+        return {
+          kind: 'shape',
+          message: "Invalid request: expected a JSON object with a 'messages' array, got no 'messages' array",
+          param: 'messages',
+        };
       const thinkingType: unknown = (body['thinking'] as { type?: unknown } | undefined)?.type;
       const thinking = thinkingType === 'enabled' ? true : thinkingType === 'disabled' ? false : options.thinking;
-      const checkOptions: { profile: ProfileName; scope: 'request'; model?: string; thinking?: boolean } = { profile, scope: 'request' };
+      const checkOptions: { profile: ProfileName; scope: 'request'; model?: string; thinking?: boolean } = {
+        profile,
+        scope: 'request',
+      };
       if (typeof body['model'] === 'string') checkOptions.model = body['model'];
       if (thinking !== undefined) checkOptions.thinking = thinking;
       return { kind: 'checked', violations: check(body['messages'] as Message[], checkOptions) };
@@ -69,7 +83,9 @@ export function createChatWire(options: { profile: ProfileName; thinking: boolea
       const headers: Record<string, string> = {};
       if (fault.status === 429 && fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
       const kind: ErrorKind = fault.status === 429 ? 'rate-limit' : 'server';
-      return error(fault.status, kind, FAULT_TEXT[fault.status] ?? 'The server is overloaded or not ready yet', { headers });
+      return error(fault.status, kind, FAULT_TEXT[fault.status] ?? 'The server is overloaded or not ready yet', {
+        headers,
+      });
     },
     overloadedStatus: 503,
     // OpenAI-compatible servers put an `error` object in a data event when they fail mid-stream.

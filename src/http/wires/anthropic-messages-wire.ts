@@ -1,5 +1,5 @@
-import { checkFormat, classifyError, repairFormat } from '../../core/index.js';
 import type { FormatRepairOptions } from '../../core/index.js';
+import { checkFormat, classifyError, repairFormat } from '../../core/index.js';
 import type { HttpWire, SanitizedWireBody, WireBody } from './http-wire.js';
 import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
 
@@ -32,7 +32,10 @@ export const anthropicMessagesWire: HttpWire = {
   },
 };
 
-function sanitize(body: WireBody, policy: { unanswered?: 'synthesize' | 'strip'; orphans?: 'to-user' | 'drop' } | undefined): SanitizedWireBody {
+function sanitize(
+  body: WireBody,
+  policy: { unanswered?: 'synthesize' | 'strip'; orphans?: 'to-user' | 'drop' } | undefined,
+): SanitizedWireBody {
   const messages = body['messages'] as unknown[];
   const options: FormatRepairOptions = { thinking: thinkingOf(body) };
   if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
@@ -43,7 +46,10 @@ function sanitize(body: WireBody, policy: { unanswered?: 'synthesize' | 'strip';
     body: { ...body, messages: result.messages },
     changed: true,
     changes: result.changes,
-    rules: repairedRules(checkFormat('anthropic-messages', messages, { thinking: options.thinking ?? false }), result.remaining),
+    rules: repairedRules(
+      checkFormat('anthropic-messages', messages, { thinking: options.thinking ?? false }),
+      result.remaining,
+    ),
     remaining: result.remaining,
   };
 }

@@ -28,7 +28,12 @@ export interface HttpWire {
   /** Repairs the body as a request; a valid body comes back as the same object with `changed: false`. */
   sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWireBody;
   /** After the provider's 400: the body to send once more and the rule the 400 names, or undefined (the 400 goes back as it came). */
-  heal(sent: WireBody, status: number, text: string, policy: RepairPolicy | undefined): (SanitizedWireBody & { rejectedFor: RuleId }) | undefined;
+  heal(
+    sent: WireBody,
+    status: number,
+    text: string,
+    policy: RepairPolicy | undefined,
+  ): (SanitizedWireBody & { rejectedFor: RuleId }) | undefined;
 }
 
 export function pathnameOf(url: string): string | undefined {

@@ -1,10 +1,10 @@
 import type { RuleId } from '../../core/index.js';
-import type { RepairEvent } from '../create-sanitizing-fetch.js';
-import type { RepairPolicy } from '../sanitize-chat-body.js';
-import { anthropicMessagesWire } from './anthropic-messages-wire.js';
 import { MAX_HEAL_BODY_BYTES } from '../create-proxy-core.js';
+import type { RepairEvent } from '../create-sanitizing-fetch.js';
 import { readAnswerText } from '../read-answer-text.js';
 import { answerFromText, readFetchRequest } from '../read-fetch-request.js';
+import type { RepairPolicy } from '../sanitize-chat-body.js';
+import { anthropicMessagesWire } from './anthropic-messages-wire.js';
 import type { HttpWire, SanitizedWireBody } from './http-wire.js';
 
 /** The native wires the sanitizing fetch repairs, besides chat completions (which keeps its own path). */
@@ -23,7 +23,11 @@ export interface WireFetchContext {
  * it), and on the provider's 400 naming a rule the repair can still fix, exactly one retry.
  * Responses, streamed or not, pass through as they came.
  */
-export async function sanitizeByWire(input: string | URL | Request, init: RequestInit | undefined, context: WireFetchContext): Promise<Response | undefined> {
+export async function sanitizeByWire(
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+  context: WireFetchContext,
+): Promise<Response | undefined> {
   const outgoing = await readFetchRequest(input, init, (url) => {
     const wire = WIRES.find((candidate) => candidate.matches(url));
     if (wire === undefined) return undefined;
@@ -50,5 +54,12 @@ export async function sanitizeByWire(input: string | URL | Request, init: Reques
 }
 
 function eventOf(wire: HttpWire, url: string, attempt: RepairEvent['attempt'], result: SanitizedWireBody): RepairEvent {
-  return { url, attempt, wire: wire.name, changes: result.changes, rules: result.rules as RuleId[], remaining: result.remaining };
+  return {
+    url,
+    attempt,
+    wire: wire.name,
+    changes: result.changes,
+    rules: result.rules as RuleId[],
+    remaining: result.remaining,
+  };
 }

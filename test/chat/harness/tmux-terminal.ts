@@ -30,15 +30,38 @@ export interface TmuxTerminal {
  * command in a detached session. The command line is run by `sh -c`; when it ends, the pane
  * prints `[exited N]` and stays, so a test can read the exit code from the screen.
  */
-export async function openTmuxTerminal(options: { command: string; cwd: string; env: Record<string, string>; width?: number; height?: number }): Promise<TmuxTerminal> {
+export async function openTmuxTerminal(options: {
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  width?: number;
+  height?: number;
+}): Promise<TmuxTerminal> {
   const socket = `unstuck-chat-test-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const tmux = async (...args: string[]): Promise<string> => (await exec('tmux', ['-L', socket, '-f', '/dev/null', ...args], { env: { ...options.env, TMUX: '' } })).stdout;
-  const environment = Object.entries(options.env).map(([name, value]) => `${name}=${shellQuote(value)}`).join(' ');
+  const tmux = async (...args: string[]): Promise<string> =>
+    (await exec('tmux', ['-L', socket, '-f', '/dev/null', ...args], { env: { ...options.env, TMUX: '' } })).stdout;
+  const environment = Object.entries(options.env)
+    .map(([name, value]) => `${name}=${shellQuote(value)}`)
+    .join(' ');
   const line = `env -i ${environment} sh -c ${shellQuote(`${options.command}; echo "[exited $?]"; sleep 3600`)}`;
-  await tmux('new-session', '-d', '-s', 'chat', '-x', String(options.width ?? 120), '-y', String(options.height ?? 40), '-c', options.cwd, line);
+  await tmux(
+    'new-session',
+    '-d',
+    '-s',
+    'chat',
+    '-x',
+    String(options.width ?? 120),
+    '-y',
+    String(options.height ?? 40),
+    '-c',
+    options.cwd,
+    line,
+  );
   await tmux('set-option', '-t', 'chat', 'history-limit', '10000');
   const screen = async (screenOptions: { escapes?: boolean } = {}): Promise<string> =>
-    (await tmux('capture-pane', '-p', '-J', ...(screenOptions.escapes === true ? ['-e'] : []), '-S', '-', '-t', 'chat')).replace(/\s+$/, '');
+    (
+      await tmux('capture-pane', '-p', '-J', ...(screenOptions.escapes === true ? ['-e'] : []), '-S', '-', '-t', 'chat')
+    ).replace(/\s+$/, '');
   return {
     async type(text, typeOptions = {}) {
       await tmux('send-keys', '-t', 'chat', '-l', text);

@@ -12,7 +12,11 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 
 /** Random text: it does not compress, so its compressed form is as long as it is (many socket reads). */
 export function incompressible(size: number): Buffer {
-  return Buffer.from(randomBytes(Math.ceil((size * 3) / 4) + 3).toString('base64').slice(0, size));
+  return Buffer.from(
+    randomBytes(Math.ceil((size * 3) / 4) + 3)
+      .toString('base64')
+      .slice(0, size),
+  );
 }
 
 const SMALL = incompressible(1024);
@@ -62,12 +66,24 @@ function compressedCases(): Record<string, Scenario> {
   const cases: Record<string, Scenario> = {};
   const codings = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync } as const;
   for (const [coding, compress] of Object.entries(codings)) {
-    for (const [size, plain] of [['small', SMALL], ['large', LARGE]] as const) {
+    for (const [size, plain] of [
+      ['small', SMALL],
+      ['large', LARGE],
+    ] as const) {
       const packed = compress(plain);
       const base = { 'content-type': 'application/json', 'content-encoding': coding, connection: 'close' };
-      cases[`${coding}-${size}-length`] = { expect: { status: 200, body: plain }, answer: closeWith('200 OK', { ...base, 'content-length': packed.length }, packed) };
-      cases[`${coding}-${size}-until-close`] = { expect: { status: 200, body: plain }, answer: closeWith('200 OK', base, packed) };
-      cases[`${coding}-${size}-chunked`] = { expect: { status: 200, body: plain }, answer: closeWith('200 OK', { ...base, 'transfer-encoding': 'chunked' }, chunked(packed)) };
+      cases[`${coding}-${size}-length`] = {
+        expect: { status: 200, body: plain },
+        answer: closeWith('200 OK', { ...base, 'content-length': packed.length }, packed),
+      };
+      cases[`${coding}-${size}-until-close`] = {
+        expect: { status: 200, body: plain },
+        answer: closeWith('200 OK', base, packed),
+      };
+      cases[`${coding}-${size}-chunked`] = {
+        expect: { status: 200, body: plain },
+        answer: closeWith('200 OK', { ...base, 'transfer-encoding': 'chunked' }, chunked(packed)),
+      };
     }
   }
   return cases;
@@ -78,17 +94,36 @@ function gzippedText(size: number): Scenario {
   const unit = '{"index":0,"delta":{"content":"The quick brown fox jumps over the lazy dog."}},';
   const text = Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size));
   const packed = gzipSync(text);
-  return { expect: { status: 200, body: text }, answer: closeWith('200 OK', { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': packed.length, connection: 'close' }, packed) };
+  return {
+    expect: { status: 200, body: text },
+    answer: closeWith(
+      '200 OK',
+      {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'content-length': packed.length,
+        connection: 'close',
+      },
+      packed,
+    ),
+  };
 }
 
 function textCases(): Record<string, Scenario> {
-  return { 'gzip-text-64k': gzippedText(64 * 1024), 'gzip-text-1m': gzippedText(1024 * 1024), 'gzip-text-8m': gzippedText(8 * 1024 * 1024) };
+  return {
+    'gzip-text-64k': gzippedText(64 * 1024),
+    'gzip-text-1m': gzippedText(1024 * 1024),
+    'gzip-text-8m': gzippedText(8 * 1024 * 1024),
+  };
 }
 
 export const SCENARIOS: Record<string, Scenario> = {
   ...compressedCases(),
   ...textCases(),
-  'plain-large-close': { expect: { status: 200, body: LARGE }, answer: closeWith('200 OK', { 'content-length': LARGE.length, connection: 'close' }, LARGE) },
+  'plain-large-close': {
+    expect: { status: 200, body: LARGE },
+    answer: closeWith('200 OK', { 'content-length': LARGE.length, connection: 'close' }, LARGE),
+  },
   'length-longer-than-body': {
     expect: { status: 200, cut: true },
     answer: closeWith('200 OK', { 'content-length': LARGE.length + 1000, connection: 'close' }, LARGE),
@@ -97,7 +132,11 @@ export const SCENARIOS: Record<string, Scenario> = {
     expect: { status: 200, cut: true },
     answer: (socket) => {
       const packed = gzipSync(LARGE);
-      closeWith('200 OK', { 'content-encoding': 'gzip', 'content-length': packed.length + 1000, connection: 'close' }, packed)(socket);
+      closeWith(
+        '200 OK',
+        { 'content-encoding': 'gzip', 'content-length': packed.length + 1000, connection: 'close' },
+        packed,
+      )(socket);
     },
   },
   'length-shorter-than-body': {
@@ -108,7 +147,11 @@ export const SCENARIOS: Record<string, Scenario> = {
     expect: { status: 200, cut: true },
     answer: (socket) => {
       const framed = chunked(LARGE);
-      closeWith('200 OK', { 'transfer-encoding': 'chunked', connection: 'close' }, framed.subarray(0, framed.length - 5))(socket);
+      closeWith(
+        '200 OK',
+        { 'transfer-encoding': 'chunked', connection: 'close' },
+        framed.subarray(0, framed.length - 5),
+      )(socket);
     },
   },
   'reset-mid-body': {
@@ -121,21 +164,47 @@ export const SCENARIOS: Record<string, Scenario> = {
   'reset-before-headers': { expect: { failedStatus: 502 }, answer: (socket) => socket.resetAndDestroy() },
   'close-before-headers': { expect: { failedStatus: 502 }, answer: (socket) => socket.end() },
   'garbage-status-line': { expect: { failedStatus: 502 }, answer: (socket) => socket.end('HELLO THERE\r\n\r\n') },
-  'bad-status-code': { expect: { failedStatus: 502 }, answer: (socket) => socket.end('HTTP/1.1 2x0 OK\r\ncontent-length: 0\r\n\r\n') },
-  'header-without-colon': { expect: { failedStatus: 502 }, answer: (socket) => socket.end('HTTP/1.1 200 OK\r\nthis is no header\r\ncontent-length: 0\r\n\r\n') },
-  'two-content-lengths': { expect: { failedStatus: 502 }, answer: (socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 5\r\n\r\nabcde') },
+  'bad-status-code': {
+    expect: { failedStatus: 502 },
+    answer: (socket) => socket.end('HTTP/1.1 2x0 OK\r\ncontent-length: 0\r\n\r\n'),
+  },
+  'header-without-colon': {
+    expect: { failedStatus: 502 },
+    answer: (socket) => socket.end('HTTP/1.1 200 OK\r\nthis is no header\r\ncontent-length: 0\r\n\r\n'),
+  },
+  'two-content-lengths': {
+    expect: { failedStatus: 502 },
+    answer: (socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 5\r\n\r\nabcde'),
+  },
   'corrupt-gzip': {
     expect: { failedStatus: 502 },
     handlerExpect: { status: 200, cut: true },
-    answer: closeWith('200 OK', { 'content-encoding': 'gzip', 'content-length': LARGE.length, connection: 'close' }, LARGE),
+    answer: closeWith(
+      '200 OK',
+      { 'content-encoding': 'gzip', 'content-length': LARGE.length, connection: 'close' },
+      LARGE,
+    ),
   },
   'gzip-bomb': {
     expect: { status: 200, bodyBytes: BOMB_DECODED },
-    answer: closeWith('200 OK', { 'content-encoding': 'gzip', 'content-length': BOMB.length, connection: 'close' }, BOMB),
+    answer: closeWith(
+      '200 OK',
+      { 'content-encoding': 'gzip', 'content-length': BOMB.length, connection: 'close' },
+      BOMB,
+    ),
   },
   'gzip-bomb-400': {
     expect: { status: 400, bodyBytes: BOMB_DECODED },
-    answer: closeWith('400 Bad Request', { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': BOMB.length, connection: 'close' }, BOMB),
+    answer: closeWith(
+      '400 Bad Request',
+      {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'content-length': BOMB.length,
+        connection: 'close',
+      },
+      BOMB,
+    ),
   },
   'huge-400': {
     expect: { status: 400, bodyBytes: HUGE_ERROR_BYTES },
@@ -158,9 +227,20 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
   'informational-flood': {
     expect: { status: 200, body: SMALL },
-    answer: (socket) => socket.end(Buffer.concat([Buffer.from('HTTP/1.1 103 Early Hints\r\nlink: </a>; rel=preload\r\n\r\n'.repeat(50)), Buffer.from(head('200 OK', { 'content-length': SMALL.length, connection: 'close' })), SMALL])),
+    answer: (socket) =>
+      socket.end(
+        Buffer.concat([
+          Buffer.from('HTTP/1.1 103 Early Hints\r\nlink: </a>; rel=preload\r\n\r\n'.repeat(50)),
+          Buffer.from(head('200 OK', { 'content-length': SMALL.length, connection: 'close' })),
+          SMALL,
+        ]),
+      ),
   },
-  'status-999': { expect: { status: 999, body: SMALL }, fetchExpect: { failedStatus: 502 }, answer: closeWith('999 Whatever', { 'content-length': SMALL.length }, SMALL) },
+  'status-999': {
+    expect: { status: 999, body: SMALL },
+    fetchExpect: { failedStatus: 502 },
+    answer: closeWith('999 Whatever', { 'content-length': SMALL.length }, SMALL),
+  },
 };
 
 /** The scenarios a client may meet whatever it does (used together by the soak). */
@@ -193,7 +273,8 @@ export async function listenMisbehaving(): Promise<MisbehavingUpstream> {
       const name = new URL(target, 'http://upstream').searchParams.get('s') ?? '';
       seen.set(name, (seen.get(name) ?? 0) + 1);
       const scenario = SCENARIOS[name];
-      if (scenario === undefined) socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"ok":true}`);
+      if (scenario === undefined)
+        socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"ok":true}`);
       else scenario.answer(socket);
     };
     socket.on('data', onData);

@@ -18,7 +18,11 @@ export interface ProxyProcess {
 
 /** Starts `unstuck proxy` as a real process (from the sources, through tsx); resolves once it says it is listening. */
 export async function startProxyProcess(upstream: string, extra: readonly string[] = []): Promise<ProxyProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'proxy', '--upstream', upstream, '--port', '0', ...extra], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'proxy', '--upstream', upstream, '--port', '0', ...extra],
+    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   const exited = once(child, 'exit');

@@ -15,7 +15,14 @@ import { useListeningEmulator } from '../../support/listening-emulator.js';
 const directory = new URL('../../fixtures/shared/corpus/', import.meta.url);
 const cases = readdirSync(directory)
   .filter((name) => name.endsWith('.json'))
-  .map((name) => ({ name, ...(JSON.parse(readFileSync(new URL(name, directory), 'utf8')) as { format: string; kind: string[]; messages: Anthropic.MessageParam[] }) }))
+  .map((name) => ({
+    name,
+    ...(JSON.parse(readFileSync(new URL(name, directory), 'utf8')) as {
+      format: string;
+      kind: string[];
+      messages: Anthropic.MessageParam[];
+    }),
+  }))
   .filter((entry) => entry.format === 'anthropic-messages');
 
 const served = useListeningEmulator({ wires: ['anthropic'] });
@@ -42,19 +49,38 @@ for (const entry of cases) {
   test(`${entry.name}: straight ${valid ? '200' : '400'}; through the sanitizing fetch ${thinkingOn(entry.name) ? 'still the 400 (nothing to invent)' : 'answered, the emulator saw only valid requests'}`, async () => {
     const straight = new Anthropic({ apiKey: 'sk-ant-test', baseURL: served.url, maxRetries: 0 });
     if (valid) await straight.messages.create(request(entry));
-    else await assert.rejects(straight.messages.create(request(entry)), (error: unknown) => error instanceof Anthropic.BadRequestError);
+    else
+      await assert.rejects(
+        straight.messages.create(request(entry)),
+        (error: unknown) => error instanceof Anthropic.BadRequestError,
+      );
 
     const events: RepairEvent[] = [];
-    const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: served.url, maxRetries: 0, fetch: createSanitizingFetch({ onRepair: (event) => events.push(event) }) });
+    const client = new Anthropic({
+      apiKey: 'sk-ant-test',
+      baseURL: served.url,
+      maxRetries: 0,
+      fetch: createSanitizingFetch({ onRepair: (event) => events.push(event) }),
+    });
     const before = emulator.requests.length;
     if (thinkingOn(entry.name)) {
-      await assert.rejects(client.messages.create(request(entry)), (error: unknown) => error instanceof Anthropic.BadRequestError && /Expected `thinking`/.test(error.message));
-      assert.deepEqual(events, [], 'nothing can be invented for a dropped signed thinking block: the request goes out as it came');
+      await assert.rejects(
+        client.messages.create(request(entry)),
+        (error: unknown) => error instanceof Anthropic.BadRequestError && /Expected `thinking`/.test(error.message),
+      );
+      assert.deepEqual(
+        events,
+        [],
+        'nothing can be invented for a dropped signed thinking block: the request goes out as it came',
+      );
       return;
     }
     const message = await client.messages.create(request(entry));
     assert.equal(message.type, 'message');
-    assert.deepEqual(emulator.requests.slice(before).map((seen) => [seen.status, seen.violations.length]), [[200, 0]]);
+    assert.deepEqual(
+      emulator.requests.slice(before).map((seen) => [seen.status, seen.violations.length]),
+      [[200, 0]],
+    );
     assert.equal(events.length, valid ? 0 : 1, 'a valid case is not touched; a broken one repaired once');
   });
 }

@@ -39,11 +39,19 @@ const unanswered: Anthropic.MessageParam[] = [
 ];
 
 function client(fetch?: typeof globalThis.fetch): Anthropic {
-  return new Anthropic({ apiKey: 'sk-ant-test', baseURL: served.url, maxRetries: 0, ...(fetch === undefined ? {} : { fetch }) });
+  return new Anthropic({
+    apiKey: 'sk-ant-test',
+    baseURL: served.url,
+    maxRetries: 0,
+    ...(fetch === undefined ? {} : { fetch }),
+  });
 }
 
 function sanitizing(events: RepairEvent[] = [], send?: typeof fetch): typeof fetch {
-  return createSanitizingFetch({ onRepair: (event) => events.push(event), ...(send === undefined ? {} : { fetch: send }) });
+  return createSanitizingFetch({
+    onRepair: (event) => events.push(event),
+    ...(send === undefined ? {} : { fetch: send }),
+  });
 }
 
 function lastRequestWasValid(): void {
@@ -56,7 +64,10 @@ function lastRequestWasValid(): void {
 describe('createSanitizingFetch on the Anthropic wire', () => {
   test('control: without it, the real SDK sends each poisoned history and gets the 400', async () => {
     for (const messages of [textBeforeResult, whitespaceBesideCall, unanswered]) {
-      await assert.rejects(client().messages.create({ model: MODEL, max_tokens: 64, messages }), (error: unknown) => error instanceof Anthropic.BadRequestError);
+      await assert.rejects(
+        client().messages.create({ model: MODEL, max_tokens: 64, messages }),
+        (error: unknown) => error instanceof Anthropic.BadRequestError,
+      );
     }
   });
 
@@ -68,7 +79,11 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     ] as const) {
       const events: RepairEvent[] = [];
       emulator.push({ text: 'repaired and answered' });
-      const message = await client(sanitizing(events)).messages.create({ model: MODEL, max_tokens: 64, messages: [...messages] });
+      const message = await client(sanitizing(events)).messages.create({
+        model: MODEL,
+        max_tokens: 64,
+        messages: [...messages],
+      });
       assert.deepEqual(message.content, [{ type: 'text', text: 'repaired and answered' }]);
       lastRequestWasValid();
       assert.equal(events.length, 1);
@@ -81,7 +96,11 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
 
   test('@anthropic-ai/sdk messages.stream through it: repaired, the events relayed as they came', async () => {
     emulator.push({ text: 'streamed after the repair', stream: { chunkSize: 3 } });
-    const stream = client(sanitizing()).messages.stream({ model: MODEL, max_tokens: 64, messages: [...textBeforeResult] });
+    const stream = client(sanitizing()).messages.stream({
+      model: MODEL,
+      max_tokens: 64,
+      messages: [...textBeforeResult],
+    });
     let text = '';
     stream.on('text', (delta) => (text += delta));
     const message = await stream.finalMessage();
@@ -98,7 +117,10 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
       maxRetries: 0,
       messages: [
         { role: 'user', content: 'read /a.txt' },
-        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'toolu_01A', toolName: 'Read', input: { file_path: '/a.txt' } }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool-call', toolCallId: 'toolu_01A', toolName: 'Read', input: { file_path: '/a.txt' } }],
+        },
         { role: 'user', content: 'never mind, say hi' },
       ],
     });
@@ -114,7 +136,11 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     };
     const valid = JSON.stringify({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
     const events: RepairEvent[] = [];
-    const response = await sanitizing(events, recording)(`${served.url}/v1/messages?beta=true`, { method: 'POST', headers: HEADERS, body: valid });
+    const response = await sanitizing(events, recording)(`${served.url}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: HEADERS,
+      body: valid,
+    });
     assert.equal(response.status, 200);
     assert.equal(sent[0]?.body, valid, 'the very same string');
     assert.equal(events.length, 0, 'nothing repaired');
@@ -128,20 +154,24 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     assert.match(events[0]?.url ?? '', /count_tokens\?beta=true$/);
   });
 
-  test('a body that is not the wire\'s shape goes out untouched and the 400 comes back as it came, with one request', async () => {
+  test("a body that is not the wire's shape goes out untouched and the 400 comes back as it came, with one request", async () => {
     const sent: unknown[] = [];
     const recording: typeof fetch = async (input, init) => {
       sent.push(init?.body);
       return emulator.fetch(input, init);
     };
     const notJson = '{"messages": [';
-    const response = await sanitizing([], recording)(`${served.url}/v1/messages`, { method: 'POST', headers: HEADERS, body: notJson });
+    const response = await sanitizing([], recording)(`${served.url}/v1/messages`, {
+      method: 'POST',
+      headers: HEADERS,
+      body: notJson,
+    });
     assert.equal(response.status, 400);
     assert.deepEqual(sent, [notJson]);
     assert.equal(((await response.json()) as any).type, 'error');
   });
 
-  test('the key never reaches a repair event, the emulator\'s record or an error body', async () => {
+  test("the key never reaches a repair event, the emulator's record or an error body", async () => {
     const key = 'sk-ant-api03-never-logged-0123456789';
     const events: RepairEvent[] = [];
     const keyed = new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0, fetch: sanitizing(events) });
@@ -149,7 +179,18 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
     await keyed.messages.create({ model: MODEL, max_tokens: 64, messages: [...unanswered] });
     // Thinking on and the signed thinking block of the current loop missing: the repair must not invent one, the 400 comes back.
     const thinking = { type: 'enabled' as const, budget_tokens: 1024 };
-    const failed = await keyed.messages.create({ model: MODEL, max_tokens: 64, thinking, messages: [{ role: 'user', content: 'read' }, { role: 'assistant', content: [call] }, { role: 'user', content: [result] }] }).catch((error: unknown) => error);
+    const failed = await keyed.messages
+      .create({
+        model: MODEL,
+        max_tokens: 64,
+        thinking,
+        messages: [
+          { role: 'user', content: 'read' },
+          { role: 'assistant', content: [call] },
+          { role: 'user', content: [result] },
+        ],
+      })
+      .catch((error: unknown) => error);
     assert.ok(failed instanceof Anthropic.BadRequestError, String(failed));
     const seen = JSON.stringify([events, emulator.requests.slice(-2), failed.error, failed.message]);
     assert.equal(events.length, 1);
@@ -162,8 +203,21 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
       sent.push(init?.body);
       return emulator.fetch(input, init);
     };
-    const body = JSON.stringify({ model: MODEL, max_tokens: 64, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'read' }, { role: 'assistant', content: [call] }, { role: 'user', content: [result] }] });
-    const response = await sanitizing([], recording)(`${served.url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
+    const body = JSON.stringify({
+      model: MODEL,
+      max_tokens: 64,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [
+        { role: 'user', content: 'read' },
+        { role: 'assistant', content: [call] },
+        { role: 'user', content: [result] },
+      ],
+    });
+    const response = await sanitizing([], recording)(`${served.url}/v1/messages`, {
+      method: 'POST',
+      headers: HEADERS,
+      body,
+    });
     assert.equal(response.status, 400);
     assert.match(((await response.json()) as any).error.message, /Expected `thinking` or `redacted_thinking`/);
     assert.equal(sent.length, 1);
@@ -171,7 +225,9 @@ describe('createSanitizingFetch on the Anthropic wire', () => {
 });
 
 describe('createSanitizingFetch on the Anthropic wire, a large 400', () => {
-  test('is handed over after the heal bound (1 MiB, as on the chat path), not read whole first', { timeout: 5000 }, async () => {
+  test('is handed over after the heal bound (1 MiB, as on the chat path), not read whole first', {
+    timeout: 5000,
+  }, async () => {
     // 2 MiB of an error that never ends: read whole, the fetch would never answer.
     const piece = new TextEncoder().encode('x'.repeat(1024 * 1024));
     let sent = 0;
@@ -179,18 +235,27 @@ describe('createSanitizingFetch on the Anthropic wire, a large 400', () => {
       sent += 1;
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
-          controller.enqueue(new TextEncoder().encode('{"type":"error","error":{"type":"invalid_request_error","message":"'));
+          controller.enqueue(
+            new TextEncoder().encode('{"type":"error","error":{"type":"invalid_request_error","message":"'),
+          );
           controller.enqueue(piece);
           controller.enqueue(piece);
         },
       });
       return new Response(body, { status: 400, headers: { 'content-type': 'application/json' } });
     };
-    const response = await sanitizing([], send)(`${served.url}/v1/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ model: MODEL, max_tokens: 64, messages: textBeforeResult }) });
+    const response = await sanitizing([], send)(`${served.url}/v1/messages`, {
+      method: 'POST',
+      headers: HEADERS,
+      body: JSON.stringify({ model: MODEL, max_tokens: 64, messages: textBeforeResult }),
+    });
     assert.equal(response.status, 400);
     const reader = response.body!.getReader();
     const first = await reader.read();
-    assert.ok(first.value !== undefined && new TextDecoder().decode(first.value).startsWith('{"type":"error"'), 'the answer replays from its first byte');
+    assert.ok(
+      first.value !== undefined && new TextDecoder().decode(first.value).startsWith('{"type":"error"'),
+      'the answer replays from its first byte',
+    );
     await reader.cancel();
     assert.equal(sent, 1, 'a 400 over the bound is not healed and retried');
   });

@@ -2,11 +2,12 @@
 // assistant text, exit 0 only when the turn completed), except that the session id comes from
 // the config and an existing session is resumed from persistence instead of a new one created.
 // That is what lets the e2e start a run from a session a previous run left crashed.
-import z from '@deepseek-ai/schemastery';
+
 import { installModelSelection } from '@deepseek-ai/dsh-agent';
+import { toolPairingBalancedAfter } from '@deepseek-ai/dsh-compaction';
 import { createUserMessage } from '@deepseek-ai/dsh-llm';
 import { SessionId } from '@deepseek-ai/dsh-session';
-import { toolPairingBalancedAfter } from '@deepseek-ai/dsh-compaction';
+import z from '@deepseek-ai/schemastery';
 
 export const name = 'unstuck-dsh-e2e-runner';
 export const inject = ['agentDefaultModel', 'agents', 'sessions', 'agentLoop', 'sessionPersistence'];
@@ -18,10 +19,16 @@ function summarize(events, firstSeq) {
   let reason;
   for (const event of events) {
     if (event.seq < firstSeq) continue;
-    if (event.type === 'turn/start') { started = true; continue; }
+    if (event.type === 'turn/start') {
+      started = true;
+      continue;
+    }
     if (!started) continue;
     if (event.type === 'assistant/message') {
-      const joined = event.data.message.content.filter((block) => block.type === 'text').map((block) => block.text).join('');
+      const joined = event.data.message.content
+        .filter((block) => block.type === 'text')
+        .map((block) => block.text)
+        .join('');
       if (joined !== '') text = joined;
     }
     if (event.type === 'turn/end') reason = event.data.reason;
@@ -40,7 +47,9 @@ async function run(ctx, config, exit) {
   const agentOptions = { provider: selection.provider, model: selection.model };
   const handle = exists
     ? await ctx.get('agentLoop').resume(ctx, { resumeSessionId: SessionId(config.session), agentOptions, setup })
-    : await ctx.get('agents').create({ sessionId: SessionId(config.session), meta: { cwd: process.cwd() }, agentOptions, setup });
+    : await ctx
+        .get('agents')
+        .create({ sessionId: SessionId(config.session), meta: { cwd: process.cwd() }, agentOptions, setup });
   const agent = handle.agent ?? handle;
   await agent.whenIdle();
   const firstSeq = agent.session.seq;
@@ -48,13 +57,18 @@ async function run(ctx, config, exit) {
   await agent.whenIdle();
   await ctx.get('sessions').flush(agent.session);
   const outcome = summarize(agent.session.events, firstSeq);
-  const turns = agent.session.events.filter((event) => event.seq >= firstSeq && event.type === 'turn/end').map((event) => event.data.reason.kind);
+  const turns = agent.session.events
+    .filter((event) => event.seq >= firstSeq && event.type === 'turn/end')
+    .map((event) => event.data.reason.kind);
   process.stdout.write(`${outcome.text}\n`);
   const nodes = agent.session.surface.nodes;
   const balanced = nodes.length === 0 || toolPairingBalancedAfter(agent.session, nodes[nodes.length - 1]);
   const replacements = agent.session.events.filter((event) => typeof event.surfaceOp === 'object').length;
-  process.stderr.write(`e2e-runner: ${exists ? 'resumed' : 'created'} ${config.session}; turns this run: ${turns.join(', ')}; surface replacements in the log: ${replacements}; compaction balance: ${balanced ? 'balanced' : 'open'}\n`);
-  if (outcome.reason?.kind === 'error') process.stderr.write(`dsh: ${outcome.reason.error.code}: ${outcome.reason.error.message}\n`);
+  process.stderr.write(
+    `e2e-runner: ${exists ? 'resumed' : 'created'} ${config.session}; turns this run: ${turns.join(', ')}; surface replacements in the log: ${replacements}; compaction balance: ${balanced ? 'balanced' : 'open'}\n`,
+  );
+  if (outcome.reason?.kind === 'error')
+    process.stderr.write(`dsh: ${outcome.reason.error.code}: ${outcome.reason.error.message}\n`);
   exit(outcome.reason?.kind === 'completed' ? 0 : 1);
 }
 

@@ -1,4 +1,5 @@
 import type { Tool } from '../agent-port.js';
+import { userConfigDirectory } from '../user-config-directory.js';
 import type { Confirm } from './confirm.js';
 import { createEditFileTool } from './edit-file-tool.js';
 import { createFileLedger } from './file-ledger.js';
@@ -7,7 +8,6 @@ import { createReadFileTool } from './read-file-tool.js';
 import { createRunCommandTool } from './run-command-tool.js';
 import { createSearchTextTool } from './search-text-tool.js';
 import { createWriteFileTool } from './write-file-tool.js';
-import { userConfigDirectory } from '../user-config-directory.js';
 
 /**
  * The chat's tools, all confined to `root`; the ones that change something ask `confirm` first.
@@ -15,7 +15,11 @@ import { userConfigDirectory } from '../user-config-directory.js';
  * effects (run alone, in the model's order): write_file, edit_file, run_command. One file ledger
  * per chat: what read_file saw is what write_file and edit_file check the file against.
  */
-export function createBuiltinTools(options: { root: string; confirm: Confirm; env: Record<string, string | undefined> }): Tool[] {
+export function createBuiltinTools(options: {
+  root: string;
+  confirm: Confirm;
+  env: Record<string, string | undefined>;
+}): Tool[] {
   const { root, confirm, env } = options;
   const ledger = createFileLedger();
   // Where the user's own config and trust decisions are: never the model's to write, like .unstuck/.

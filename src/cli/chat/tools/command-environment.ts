@@ -5,10 +5,32 @@
  * token sent to the provider and saved on disk.
  */
 export const COMMAND_ENVIRONMENT = [
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'NO_COLOR',
-  'TMPDIR', 'TMP', 'TEMP', 'TZ', 'EDITOR', 'VISUAL', 'PAGER',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'TERM',
+  'COLORTERM',
+  'NO_COLOR',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'TZ',
+  'EDITOR',
+  'VISUAL',
+  'PAGER',
   // Windows' own: programs fail without them.
-  'SYSTEMROOT', 'SystemRoot', 'COMSPEC', 'PATHEXT', 'WINDIR', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA',
+  'SYSTEMROOT',
+  'SystemRoot',
+  'COMSPEC',
+  'PATHEXT',
+  'WINDIR',
+  'USERPROFILE',
+  'APPDATA',
+  'LOCALAPPDATA',
 ] as const;
 
 /**
@@ -25,7 +47,8 @@ const LOCALE = /^LC_[A-Z]+$/;
  * Names that hold secrets by convention: `*_TOKEN`, `*_KEY`, `*_SECRET`, `*PASSWORD*`, `*_AUTH*`,
  * credentials, cookies, sessions, private keys. Removed even when asked for by name.
  */
-const SECRET = /(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|COOKIE|SESSION|(^|_)(API_?KEY|KEY|PASS|PWD|AUTH[A-Z]*|PAT|DSN)(_|$)|KEY$)/i;
+const SECRET =
+  /(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|COOKIE|SESSION|(^|_)(API_?KEY|KEY|PASS|PWD|AUTH[A-Z]*|PAT|DSN)(_|$)|KEY$)/i;
 
 export function isSecretName(name: string): boolean {
   // PWD is the working directory, not a password.
@@ -55,7 +78,10 @@ export function commandEnvironment(env: Record<string, string | undefined>): Rec
  * every secret-looking name, unset for good; `hide`, every other name a command would not get,
  * kept in the chat's environment but not in that block (a DATABASE_URL with a password in it).
  */
-export function namesToErase(env: Record<string, string | undefined>, providerKeys: readonly string[]): { remove: string[]; hide: string[] } {
+export function namesToErase(
+  env: Record<string, string | undefined>,
+  providerKeys: readonly string[],
+): { remove: string[]; hide: string[] } {
   const passed = new Set(Object.keys(commandEnvironment(env)));
   const remove: string[] = [];
   const hide: string[] = [];

@@ -15,10 +15,16 @@ const MAX_FILE_BYTES = 64 * 1024 * 1024;
  * Side effects. Edits only a file the model has read (or written) in this chat and that has not
  * changed since (see `FileLedger`); the edit is applied to exactly those bytes and written atomically.
  */
-export function createEditFileTool(root: string, confirm: Confirm, ledger: FileLedger, options: { userConfig?: string } = {}): Tool {
+export function createEditFileTool(
+  root: string,
+  confirm: Confirm,
+  ledger: FileLedger,
+  options: { userConfig?: string } = {},
+): Tool {
   return {
     name: 'edit_file',
-    description: 'Replace one exact occurrence of old_text with new_text in a file of the working directory. old_text must occur exactly once. The file must have been read with read_file first. Asks the user first.',
+    description:
+      'Replace one exact occurrence of old_text with new_text in a file of the working directory. old_text must occur exactly once. The file must have been read with read_file first. Asks the user first.',
     parameters: {
       type: 'object',
       properties: {
@@ -41,10 +47,14 @@ export function createEditFileTool(root: string, confirm: Confirm, ledger: FileL
       await ledger.assertUnchanged(path, requested, before.bytes);
       const text = before.bytes.toString('utf8');
       // Writing back text decoded with U+FFFD in place of bad bytes would change parts the model never touched.
-      if (Buffer.byteLength(text) !== before.bytes.byteLength || !Buffer.from(text, 'utf8').equals(before.bytes)) throw new Error(`${requested} is not valid UTF-8 text; edit_file would change bytes outside the edit (use write_file or run_command)`);
+      if (Buffer.byteLength(text) !== before.bytes.byteLength || !Buffer.from(text, 'utf8').equals(before.bytes))
+        throw new Error(
+          `${requested} is not valid UTF-8 text; edit_file would change bytes outside the edit (use write_file or run_command)`,
+        );
       const at = text.indexOf(oldText);
       if (at === -1) throw new Error(`old_text was not found in ${requested}`);
-      if (text.indexOf(oldText, at + 1) !== -1) throw new Error(`old_text occurs more than once in ${requested}; include more context`);
+      if (text.indexOf(oldText, at + 1) !== -1)
+        throw new Error(`old_text occurs more than once in ${requested}; include more context`);
       const line = text.slice(0, at).split('\n').length;
       const action = `edit ${requested} at line ${line} (${oldText.split('\n').length} lines -> ${newText.split('\n').length} lines)`;
       if (!(await confirm({ tool: 'edit_file', action }, signal))) throw declined('edit_file');

@@ -39,7 +39,14 @@ export function createFileLedger(): FileLedger {
       const entry: Entry = { digest: digestOf(bytes), size: bytes.byteLength };
       if (status !== undefined) {
         const { stat, recordedAt } = status;
-        entry.stat = { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, recordedAt };
+        entry.stat = {
+          dev: stat.dev,
+          ino: stat.ino,
+          size: stat.size,
+          mtimeMs: stat.mtimeMs,
+          ctimeMs: stat.ctimeMs,
+          recordedAt,
+        };
       }
       entries.set(path, entry);
     },
@@ -54,7 +61,15 @@ export function createFileLedger(): FileLedger {
       // Gone, or no longer a file: the model's picture of it is out of date.
       if (now === undefined || !now.isFile() || now.size !== entry.size) throw modifiedSinceRead(name);
       const known = entry.stat;
-      if (known !== undefined && known.dev === now.dev && known.ino === now.ino && known.size === now.size && known.mtimeMs === now.mtimeMs && known.ctimeMs === now.ctimeMs && Math.max(known.ctimeMs, known.mtimeMs) < known.recordedAt - RACY_MARGIN_MS) {
+      if (
+        known !== undefined &&
+        known.dev === now.dev &&
+        known.ino === now.ino &&
+        known.size === now.size &&
+        known.mtimeMs === now.mtimeMs &&
+        known.ctimeMs === now.ctimeMs &&
+        Math.max(known.ctimeMs, known.mtimeMs) < known.recordedAt - RACY_MARGIN_MS
+      ) {
         return;
       }
       if ((await digestOfFile(path, name)) !== entry.digest) throw modifiedSinceRead(name);
@@ -68,7 +83,9 @@ export function notReadYet(name: string): Error {
 }
 
 export function modifiedSinceRead(name: string): Error {
-  return new Error(`${name} has been modified since it was last read, either by the user, by a command or by another program. Read it again with read_file before attempting to write it.`);
+  return new Error(
+    `${name} has been modified since it was last read, either by the user, by a command or by another program. Read it again with read_file before attempting to write it.`,
+  );
 }
 
 function digestOf(bytes: Uint8Array): string {

@@ -12,7 +12,9 @@ export function createListDirectoryTool(root: string): Tool {
     description: 'List the entries of a directory in the working directory (directories end with /).',
     parameters: {
       type: 'object',
-      properties: { path: { type: 'string', description: 'Directory path, relative to the working directory; default "."' } },
+      properties: {
+        path: { type: 'string', description: 'Directory path, relative to the working directory; default "."' },
+      },
       additionalProperties: false,
     },
     readOnly: true,

@@ -11,7 +11,8 @@ const MAX_FILE_BYTES = 8 * 1024 * 1024;
 export function createReadFileTool(root: string, ledger: FileLedger): Tool {
   return {
     name: 'read_file',
-    description: 'Read a text file in the working directory. Optionally a range of lines: offset (1-based first line) and limit (number of lines).',
+    description:
+      'Read a text file in the working directory. Optionally a range of lines: offset (1-based first line) and limit (number of lines).',
     parameters: {
       type: 'object',
       properties: {

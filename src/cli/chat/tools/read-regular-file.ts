@@ -1,7 +1,7 @@
-import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 
 /** Flags that make opening a FIFO return at once (instead of waiting for a writer) and never follow a final link. */
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
@@ -32,7 +32,8 @@ export async function openRegularFile(path: string, name: string): Promise<{ han
   try {
     const stat = await handle.stat();
     if (stat.isDirectory()) throw new Error(`${name} is a directory (use list_directory)`);
-    if (!stat.isFile()) throw new Error(`${name} is not a regular file (${kindOf(stat)}); only regular files can be read`);
+    if (!stat.isFile())
+      throw new Error(`${name} is not a regular file (${kindOf(stat)}); only regular files can be read`);
     return { handle, stat };
   } catch (error) {
     await handle.close();
@@ -56,7 +57,11 @@ export async function readRegularFile(path: string, name: string, maxBytes: numb
     }
     if (length > maxBytes) throw new Error(`${name} is more than ${maxBytes} bytes, more than this tool reads`);
     const after = await handle.stat();
-    const stable = after.size === stat.size && after.mtimeMs === stat.mtimeMs && after.ctimeMs === stat.ctimeMs && length === stat.size;
+    const stable =
+      after.size === stat.size &&
+      after.mtimeMs === stat.mtimeMs &&
+      after.ctimeMs === stat.ctimeMs &&
+      length === stat.size;
     return { bytes: buffer.subarray(0, length), stat, stable };
   } finally {
     await handle.close();

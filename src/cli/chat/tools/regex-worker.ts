@@ -31,7 +31,10 @@ export interface RegexMatcher {
  * counted over the whole search; when it runs out, or the turn is aborted, the worker is
  * terminated and the search fails with one sentence. See docs/decisions/chat-regex-worker.md.
  */
-export function createRegexMatcher(source: string, options: { flags?: string; timeLimitMs?: number } = {}): RegexMatcher {
+export function createRegexMatcher(
+  source: string,
+  options: { flags?: string; timeLimitMs?: number } = {},
+): RegexMatcher {
   const limitMs = options.timeLimitMs ?? DEFAULT_REGEX_TIME_MS;
   let worker: Worker | undefined;
   let spentMs = 0;
@@ -42,7 +45,12 @@ export function createRegexMatcher(source: string, options: { flags?: string; ti
   };
   const start = (): Worker => {
     // execArgv: [] keeps a loader such as tsx out of the worker: it runs plain JavaScript.
-    const created = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { source, flags: options.flags ?? '' }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const created = new Worker(WORKER_SOURCE, {
+      eval: true,
+      execArgv: [],
+      workerData: { source, flags: options.flags ?? '' },
+      resourceLimits: { maxOldGenerationSizeMb: 256 },
+    });
     created.unref();
     return created;
   };
@@ -71,7 +79,12 @@ export function createRegexMatcher(source: string, options: { flags?: string; ti
         const onError = (error: Error): void => finish(new Error(`the regular expression failed: ${error.message}`));
         const onAbort = (): void => finish(new Error('the search was stopped: the turn was aborted'));
         const timer = setTimeout(
-          () => finish(new Error(`the regular expression ran for more than ${limitMs} ms and was stopped (nested repetition such as (a+)+ backtracks exponentially; use a simpler pattern or a plain-text search)`)),
+          () =>
+            finish(
+              new Error(
+                `the regular expression ran for more than ${limitMs} ms and was stopped (nested repetition such as (a+)+ backtracks exponentially; use a simpler pattern or a plain-text search)`,
+              ),
+            ),
           Math.max(0, limitMs - spentMs),
         );
         signal.addEventListener('abort', onAbort, { once: true });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
+import { constants } from 'node:fs';
 import { access, lstat, open, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { kindOf } from './read-regular-file.js';
@@ -21,16 +21,25 @@ const TEMPORARY = /^\.(.+)\.unstuck-(\d+)-[0-9a-f]{8}\.tmp$/;
  * Not the session's `writeFileAtomic`: that one writes unstuck's own files (no regular-file or
  * workspace checks, its own cleanup under the writer lock); see docs/decisions/chat-tools-file-safety.md.
  */
-export async function replaceFileAtomically(path: string, data: Uint8Array, name: string, signal?: AbortSignal): Promise<Stats> {
+export async function replaceFileAtomically(
+  path: string,
+  data: Uint8Array,
+  name: string,
+  signal?: AbortSignal,
+): Promise<Stats> {
   const existing = await regularOrAbsent(path, name);
-  const temporary = join(dirname(path), `.${basename(path)}.unstuck-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const temporary = join(
+    dirname(path),
+    `.${basename(path)}.unstuck-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+  );
   // An existing file's mode is set before a byte is written, so a private file is never readable by others meanwhile.
   const handle = await open(temporary, CREATE_FLAGS, existing === undefined ? 0o666 : 0o600);
   try {
     try {
       if (existing !== undefined) {
         await handle.chmod(existing.mode & 0o777);
-        if (existing.uid !== process.getuid?.() || existing.gid !== process.getgid?.()) await handle.chown(existing.uid, existing.gid).catch(() => undefined);
+        if (existing.uid !== process.getuid?.() || existing.gid !== process.getgid?.())
+          await handle.chown(existing.uid, existing.gid).catch(() => undefined);
       }
       await handle.writeFile(data);
       await handle.sync();
@@ -39,7 +48,8 @@ export async function replaceFileAtomically(path: string, data: Uint8Array, name
     }
     // A turn aborted while the bytes were written: the model is told the call was cancelled, so the
     // file must stay as it was (the rename is the only step that changes it).
-    if (signal?.aborted === true) throw new Error(`the write of ${name} was stopped: the turn was aborted; the file is unchanged`);
+    if (signal?.aborted === true)
+      throw new Error(`the write of ${name} was stopped: the turn was aborted; the file is unchanged`);
     // Checked again at the last moment: what was a file may have been replaced by something else.
     await regularOrAbsent(path, name);
     await rename(temporary, path);
@@ -64,7 +74,15 @@ async function regularOrAbsent(path: string, name: string): Promise<Stats | unde
   if (stat.isDirectory()) throw new Error(`${name} is a directory`);
   if (!stat.isFile()) throw new Error(`${name} is ${kindOf(stat)}, not a regular file; only regular files are written`);
   // A rename would replace a read-only file as easily as any other: refuse it, as writing in place would.
-  if (!(await access(path, constants.W_OK).then(() => true, () => false))) throw new Error(`${name} is read-only (mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}); it is not written`);
+  if (
+    !(await access(path, constants.W_OK).then(
+      () => true,
+      () => false,
+    ))
+  )
+    throw new Error(
+      `${name} is read-only (mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}); it is not written`,
+    );
   return stat;
 }
 

@@ -26,12 +26,18 @@ export async function resolveRealInWorkspace(root: string, requested: unknown): 
  * unstuck's own `.unstuck/` (a model that writes `.unstuck/config.json` could redirect the user's
  * key or rewrite its own instructions), whatever link or spelling leads there.
  */
-export async function resolveWritableInWorkspace(root: string, requested: unknown, userConfig?: string): Promise<string> {
+export async function resolveWritableInWorkspace(
+  root: string,
+  requested: unknown,
+  userConfig?: string,
+): Promise<string> {
   const { realRoot, real } = await locate(root, requested);
   const first = relative(realRoot, real).split(sep)[0] ?? '';
   // Lower-cased: on a case-insensitive file system `.UNSTUCK/` is the same folder.
   if (first.toLowerCase() === STATE_DIRECTORY) {
-    throw new Error(`${String(requested)} is in ${STATE_DIRECTORY}/, unstuck's own configuration and sessions; the model's tools may not write there (the user edits it by hand)`);
+    throw new Error(
+      `${String(requested)} is in ${STATE_DIRECTORY}/, unstuck's own configuration and sessions; the model's tools may not write there (the user edits it by hand)`,
+    );
   }
   // The user's own config and trusted-projects.json are inside the workspace when the chat runs in
   // the home folder (or XDG_CONFIG_HOME points into the project): writing them redirects the key
@@ -39,7 +45,9 @@ export async function resolveWritableInWorkspace(root: string, requested: unknow
   if (userConfig !== undefined) {
     const realConfig = await realpathOfExistingPart(resolve(userConfig));
     if (isInside(realConfig.toLowerCase(), real.toLowerCase())) {
-      throw new Error(`${String(requested)} is in unstuck's user configuration (${relative(realRoot, realConfig) || '.'}); the model's tools may not write there (the user edits it by hand)`);
+      throw new Error(
+        `${String(requested)} is in unstuck's user configuration (${relative(realRoot, realConfig) || '.'}); the model's tools may not write there (the user edits it by hand)`,
+      );
     }
   }
   return real;
@@ -51,7 +59,8 @@ async function locate(root: string, requested: unknown): Promise<{ realRoot: str
   const absolute = resolve(realRoot, requested);
   if (!isInside(realRoot, absolute)) throw new Error(`${requested} is outside the working directory`);
   const real = await realpathOfExistingPart(absolute);
-  if (!isInside(realRoot, real)) throw new Error(`${requested} leads outside the working directory (through a symbolic link)`);
+  if (!isInside(realRoot, real))
+    throw new Error(`${requested} leads outside the working directory (through a symbolic link)`);
   return { realRoot, absolute, real };
 }
 

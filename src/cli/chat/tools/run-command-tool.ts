@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { Tool } from '../agent-port.js';
+import { commandEnvironment } from './command-environment.js';
 import type { Confirm } from './confirm.js';
 import { declined } from './confirm.js';
-import { commandEnvironment } from './command-environment.js';
 import { limitText } from './limit-text.js';
 import { optionalInteger, requiredString, toolArguments } from './tool-arguments.js';
 
@@ -14,12 +14,16 @@ const MAX_CAPTURE = 1024 * 1024;
 export function createRunCommandTool(root: string, confirm: Confirm, env: Record<string, string | undefined>): Tool {
   return {
     name: 'run_command',
-    description: 'Run a shell command (sh -c) in the working directory and return its exit code and output. It gets a reduced environment (PATH, HOME, locale, terminal; no tokens or keys). Asks the user first.',
+    description:
+      'Run a shell command (sh -c) in the working directory and return its exit code and output. It gets a reduced environment (PATH, HOME, locale, terminal; no tokens or keys). Asks the user first.',
     parameters: {
       type: 'object',
       properties: {
         command: { type: 'string', description: 'The shell command line' },
-        timeout_ms: { type: 'integer', description: `Time limit in milliseconds (default ${DEFAULT_TIMEOUT_MS}, at most ${MAX_TIMEOUT_MS})` },
+        timeout_ms: {
+          type: 'integer',
+          description: `Time limit in milliseconds (default ${DEFAULT_TIMEOUT_MS}, at most ${MAX_TIMEOUT_MS})`,
+        },
       },
       required: ['command'],
       additionalProperties: false,
@@ -34,7 +38,12 @@ export function createRunCommandTool(root: string, confirm: Confirm, env: Record
       const childEnv = commandEnvironment(env);
       return await new Promise<string>((resolve, reject) => {
         // Its own process group, so stopping it stops whatever it started too.
-        const child = spawn('sh', ['-c', command], { cwd: root, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn('sh', ['-c', command], {
+          cwd: root,
+          env: childEnv,
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let output = '';
         let dropped = 0;
         let stopReason: 'aborted' | 'timeout' | undefined;
@@ -67,7 +76,12 @@ export function createRunCommandTool(root: string, confirm: Confirm, env: Record
             reject(new Error('the command was stopped: the turn was aborted'));
             return;
           }
-          const status = stopReason === 'timeout' ? `timed out after ${timeout} ms` : code === null ? `killed by ${killedBy ?? 'a signal'}` : `exit code ${code}`;
+          const status =
+            stopReason === 'timeout'
+              ? `timed out after ${timeout} ms`
+              : code === null
+                ? `killed by ${killedBy ?? 'a signal'}`
+                : `exit code ${code}`;
           const lost = dropped > 0 ? `[... ${dropped} earlier characters left out ...]\n` : '';
           resolve(limitText(`${status}\n${lost}${output}`));
         });

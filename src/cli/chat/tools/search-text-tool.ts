@@ -2,8 +2,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Tool } from '../agent-port.js';
 import { limitText } from './limit-text.js';
-import { createRegexMatcher } from './regex-worker.js';
 import type { RegexMatcher } from './regex-worker.js';
+import { createRegexMatcher } from './regex-worker.js';
 import { resolveInWorkspace } from './resolve-in-workspace.js';
 import { optionalString, requiredString, toolArguments } from './tool-arguments.js';
 
@@ -16,12 +16,16 @@ const SKIPPED = new Set(['.git', 'node_modules', 'dist', '.unstuck']);
 export function createSearchTextTool(root: string, options: { regexTimeLimitMs?: number } = {}): Tool {
   return {
     name: 'search_text',
-    description: 'Search the text files under a directory for a string (or a regular expression with regex: true). Returns file:line: text for each match.',
+    description:
+      'Search the text files under a directory for a string (or a regular expression with regex: true). Returns file:line: text for each match.',
     parameters: {
       type: 'object',
       properties: {
         pattern: { type: 'string', description: 'Text to look for (case-sensitive)' },
-        path: { type: 'string', description: 'Directory or file to search, relative to the working directory; default "."' },
+        path: {
+          type: 'string',
+          description: 'Directory or file to search, relative to the working directory; default "."',
+        },
         regex: { type: 'boolean', description: 'Treat pattern as a JavaScript regular expression' },
       },
       required: ['pattern'],
@@ -39,13 +43,17 @@ export function createSearchTextTool(root: string, options: { regexTimeLimitMs?:
         } catch (error) {
           throw new Error(`invalid regular expression: ${(error as Error).message}`);
         }
-        matcher = createRegexMatcher(pattern, options.regexTimeLimitMs === undefined ? {} : { timeLimitMs: options.regexTimeLimitMs });
+        matcher = createRegexMatcher(
+          pattern,
+          options.regexTimeLimitMs === undefined ? {} : { timeLimitMs: options.regexTimeLimitMs },
+        );
       }
       const matchingLines = async (text: string, limit: number): Promise<number[]> => {
         if (matcher !== undefined) return await matcher.matchLines(text, limit, signal);
         const found: number[] = [];
         const lines = text.split('\n');
-        for (let index = 0; index < lines.length && found.length < limit; index += 1) if ((lines[index] ?? '').includes(pattern)) found.push(index);
+        for (let index = 0; index < lines.length && found.length < limit; index += 1)
+          if ((lines[index] ?? '').includes(pattern)) found.push(index);
         return found;
       };
       const start = await resolveInWorkspace(root, optionalString(input, 'path') ?? '.');
@@ -73,7 +81,9 @@ export function createSearchTextTool(root: string, options: { regexTimeLimitMs?:
         const lines = text.split('\n');
         for (const index of await matchingLines(text, MAX_MATCHES - found.length)) {
           const line = lines[index] ?? '';
-          found.push(`${relative(base, path) || path}:${index + 1}: ${line.length > 300 ? `${line.slice(0, 300)}...` : line}`);
+          found.push(
+            `${relative(base, path) || path}:${index + 1}: ${line.length > 300 ? `${line.slice(0, 300)}...` : line}`,
+          );
         }
       };
       try {

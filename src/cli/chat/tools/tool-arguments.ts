@@ -7,7 +7,8 @@ export function toolArguments(args: unknown): Record<string, unknown> {
       throw new Error('arguments are not valid JSON');
     }
   }
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new Error('arguments must be a JSON object');
+  if (args === null || typeof args !== 'object' || Array.isArray(args))
+    throw new Error('arguments must be a JSON object');
   return args as Record<string, unknown>;
 }
 
@@ -27,6 +28,7 @@ export function requiredString(args: Record<string, unknown>, name: string): str
 export function optionalInteger(args: Record<string, unknown>, name: string): number | undefined {
   const value = args[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    throw new Error(`${name} must be a non-negative integer`);
   return value;
 }

@@ -12,10 +12,16 @@ import { requiredString, toolArguments } from './tool-arguments.js';
  * Side effects. Creating a file needs nothing; overwriting one needs the model to have read it (or
  * written it) in this chat, unchanged since (see `FileLedger`). The write is atomic.
  */
-export function createWriteFileTool(root: string, confirm: Confirm, ledger: FileLedger, options: { userConfig?: string } = {}): Tool {
+export function createWriteFileTool(
+  root: string,
+  confirm: Confirm,
+  ledger: FileLedger,
+  options: { userConfig?: string } = {},
+): Tool {
   return {
     name: 'write_file',
-    description: 'Create or overwrite a file in the working directory with the given content. An existing file must have been read with read_file first. Asks the user first.',
+    description:
+      'Create or overwrite a file in the working directory with the given content. An existing file must have been read with read_file first. Asks the user first.',
     parameters: {
       type: 'object',
       properties: {
@@ -40,7 +46,10 @@ export function createWriteFileTool(root: string, confirm: Confirm, ledger: File
       await checkTarget(path, requested, ledger);
       await mkdir(dirname(path), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
         // mkdir never follows a link it would create: a dangling link in the way stays in the way.
-        if (error.code === 'ENOENT' || error.code === 'ENOTDIR' || error.code === 'EEXIST') throw new Error(`${requested}: a part of the path is a file or a symbolic link that leads nowhere, not a directory`);
+        if (error.code === 'ENOENT' || error.code === 'ENOTDIR' || error.code === 'EEXIST')
+          throw new Error(
+            `${requested}: a part of the path is a file or a symbolic link that leads nowhere, not a directory`,
+          );
         throw error;
       });
       const recordedAt = Date.now();
@@ -61,7 +70,10 @@ async function checkTarget(path: string, requested: string, ledger: FileLedger):
   if (existing === undefined) return false;
   if (existing.isDirectory()) throw new Error(`${requested} is a directory`);
   // A link that resolves inside the workspace was followed already; one still here leads nowhere or outside.
-  if (existing.isSymbolicLink()) throw new Error(`${requested} is a symbolic link whose target does not exist or is outside the working directory; it is not followed`);
+  if (existing.isSymbolicLink())
+    throw new Error(
+      `${requested} is a symbolic link whose target does not exist or is outside the working directory; it is not followed`,
+    );
   if (!existing.isFile()) throw new Error(`${requested} is not a regular file; only regular files are written`);
   await ledger.assertUnchanged(path, requested);
   return true;
