@@ -130,7 +130,10 @@ for (const history of histories) {
   const rounds = quick ? 5 : history.scale === 1 ? 31 : 7;
   for (const contender of contenders) {
     let row = results.get(contender.name);
-    if (row === undefined) results.set(contender.name, (row = new Map()));
+    if (row === undefined) {
+      row = new Map();
+      results.set(contender.name, row);
+    }
     row.set(history.label, measure(contender, history.messages, rounds));
   }
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
 import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isUnstuckError, UnstuckError } from '../core/errors.js';
@@ -31,7 +32,7 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const mode = options.mode ?? (await existingMode(path));
   const temporary = temporaryPath(path);
-  let handle;
+  let handle: FileHandle | undefined;
   try {
     // Private while it is written; given its mode once its content is whole.
     handle = await open(temporary, 'wx', mode === undefined ? 0o644 : 0o600);
@@ -97,7 +98,7 @@ function writeError(path: string, error: unknown): unknown {
  * open or fsync a directory (Windows: EISDIR/EPERM) make renames durable on their own terms.
  */
 export async function syncDirectory(directory: string): Promise<void> {
-  let handle;
+  let handle: FileHandle | undefined;
   try {
     handle = await open(directory, 'r');
   } catch (error) {

@@ -1,7 +1,7 @@
 import type { Message } from '../core/messages.js';
 import { isMessage } from '../core/messages.js';
 import { BOUNDARY_TEXT, startsWithRole } from './message-json.js';
-import type { LoadResult, SessionProblem } from './types.js';
+import type { LoadResult } from './types.js';
 
 /**
  * The JSONL journal: one message per line, JSON as `JSON.stringify` writes it (newlines inside

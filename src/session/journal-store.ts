@@ -66,7 +66,7 @@ export function createJournalStore(path: string, options: JournalStoreOptions = 
    * `load` already reported it). Otherwise the next line would be glued to it.
    */
   async function mendTail(): Promise<void> {
-    let handle;
+    let handle: FileHandle | undefined;
     try {
       handle = await open(path, 'r+');
     } catch {

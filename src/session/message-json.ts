@@ -66,7 +66,7 @@ export function startsWithRole(message: Message): boolean {
   if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof message.role !== 'string')
     return false;
   if (typeof (message as { toJSON?: unknown }).toJSON === 'function') return false;
-  if (!Object.prototype.hasOwnProperty.call(message, 'role')) return false;
+  if (!Object.hasOwn(message, 'role')) return false;
   // Own keys come first in for-in, in the order JSON.stringify writes them.
   for (const key in message) return key === 'role';
   return false;

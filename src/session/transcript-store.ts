@@ -2,6 +2,7 @@ import { Buffer } from 'node:buffer';
 import { createHash, webcrypto } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Message } from '../core/messages.js';
@@ -337,7 +338,7 @@ async function parseMainFile(bytes: Buffer, path: string): Promise<ParsedTranscr
 const BACKUP_HEAD_BYTES = 1024 * 1024;
 
 async function segmentsOfBackup(file: string): Promise<string[]> {
-  let handle;
+  let handle: FileHandle | undefined;
   try {
     // O_NONBLOCK: whatever sits at FILE.bak (a FIFO a repository shipped) must not block a save.
     handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -358,8 +359,7 @@ async function segmentsOfBackup(file: string): Promise<string[]> {
 
 function sameIdentity(known: BigIntStats, now: BigIntStats | undefined): boolean {
   return (
-    now !== undefined &&
-    now.isFile() &&
+    now?.isFile() === true &&
     now.dev === known.dev &&
     now.ino === known.ino &&
     now.size === known.size &&

@@ -53,7 +53,7 @@ export async function acquireWriterLock(target: string, options: { timeoutMs?: n
       }
     }
     const held = await readHolder(path);
-    if (held !== undefined && held.stale) {
+    if (held?.stale) {
       await breakStaleLock(path, held.raw);
       continue;
     }

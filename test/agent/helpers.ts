@@ -24,7 +24,7 @@ export function agentFor(emulator: Emulator, options: Partial<AgentOptions> = {}
 
 export async function collect(
   events: AsyncIterable<AgentEvent>,
-  onEvent?: (event: AgentEvent) => boolean | void,
+  onEvent?: (event: AgentEvent) => unknown,
 ): Promise<AgentEvent[]> {
   const seen: AgentEvent[] = [];
   for await (const event of events) {

@@ -62,7 +62,7 @@ describe('unstuck check', () => {
 
   test('request bodies, JSONL and Markdown sessions are detected', async () => {
     await writeFile(path('body.json'), JSON.stringify({ model: 'deepseek-chat', messages: broken, temperature: 0 }));
-    await writeFile(path('lines.jsonl'), broken.map((m) => JSON.stringify(m)).join('\n') + '\n');
+    await writeFile(path('lines.jsonl'), `${broken.map((m) => JSON.stringify(m)).join('\n')}\n`);
     await writeFile(path('session.md'), formatTranscript(broken));
     const io = captureIo();
     assert.equal(await run(['check', '--json', path('body.json'), path('lines.jsonl'), path('session.md')], io), 1);

@@ -37,9 +37,9 @@ describe('anthropic-messages converter', () => {
     assert.deepEqual([messages[2]?.role, messages[2]?.tool_call_id, messages[3]?.role], ['tool', 't1', 'user']);
     const back = toAnthropicMessages(messages);
     assert.deepEqual(back, history);
-    back.forEach((message, index) =>
-      assert.equal(message, history[index], 'untouched messages come back as the same objects'),
-    );
+    for (const [index, message] of back.entries()) {
+      assert.equal(message, history[index], 'untouched messages come back as the same objects');
+    }
   });
 
   test('a changed call is written back in place among the other blocks', () => {

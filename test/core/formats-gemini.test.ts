@@ -31,7 +31,7 @@ describe('gemini-contents converter', () => {
     assert.deepEqual([messages[2]?.tool_call_id, messages[3]?.tool_call_id], [second?.id, first?.id]);
     const back = toGeminiContents(messages);
     assert.deepEqual(back, history);
-    back.forEach((content, index) => assert.equal(content, history[index]));
+    for (const [index, content] of back.entries()) assert.equal(content, history[index]);
   });
 
   test('snake_case parts (the Python SDK) are read and written back as they came', () => {

@@ -46,7 +46,7 @@ describe('responses-input converter', () => {
     );
     const back = toResponsesInput(messages);
     assert.deepEqual(back, input);
-    back.forEach((item, index) => assert.equal(item, input[index]));
+    for (const [index, item] of back.entries()) assert.equal(item, input[index]);
   });
 });
 

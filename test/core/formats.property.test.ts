@@ -48,7 +48,9 @@ for (const format of formats) {
           const frozen = deepFreeze(history);
           const back = to(from(frozen).messages);
           assert.deepEqual(back, frozen);
-          back.forEach((element, index) => assert.equal(element, frozen[index]));
+          back.forEach((element, index) => {
+            assert.equal(element, frozen[index]);
+          });
         }
       }),
       { numRuns: runs, seed },

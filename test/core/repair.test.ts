@@ -93,7 +93,7 @@ describe('repair strategies', () => {
       { type: 'image_url', image_url: { url: 'data:x' } },
     ];
     const out = repair([user('q'), { role: 'tool', tool_call_id: 'x', content: parts }]);
-    assert.deepEqual((out.messages[1]?.content as unknown[]).slice(1), parts);
+    assert.deepEqual((out.messages[1]!.content as unknown[]).slice(1), parts);
   });
 
   test('duplicate results are reduced to one (the first)', () => {

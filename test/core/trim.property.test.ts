@@ -125,7 +125,9 @@ for (const testCase of cases) {
         );
         const kept = frozen.filter((_, index) => !omitted.has(index));
         assert.equal(result.items.length, kept.length);
-        result.items.forEach((item, index) => assert.equal(item, kept[index], 'kept elements are the same objects'));
+        result.items.forEach((item, index) => {
+          assert.equal(item, kept[index], 'kept elements are the same objects');
+        });
         assert.equal(result.changed, result.omitted.length > 0);
         assert.deepEqual(result.cleared, []);
         if (result.fits) assert.ok(result.estimatedTokens <= maxTokens, 'fits means under the budget');

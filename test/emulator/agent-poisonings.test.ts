@@ -18,10 +18,7 @@ test('every poisoning keeps the lines it does not name byte for byte', () => {
   const original = fixture.split('\n');
   for (const poisoning of poisonings) {
     let counter = 0;
-    const poisoned = poisoning.apply(
-      fixture,
-      () => `00000000-0000-4000-8000-${String((counter += 1)).padStart(12, '0')}`,
-    );
+    const poisoned = poisoning.apply(fixture, () => `00000000-0000-4000-8000-${String(++counter).padStart(12, '0')}`);
     const lines = poisoned.text.split('\n');
     const added = poisoned.lines.length - 1;
     assert.equal(lines.length, original.length + added, poisoning.name);

@@ -152,7 +152,8 @@ describe('createEmulator: streaming', () => {
       reasoning += choice.delta.reasoning_content ?? '';
       text += choice.delta.content ?? '';
       for (const delta of choice.delta.tool_calls ?? []) {
-        const call = (calls[delta.index] ??= { id: '', name: '', arguments: '' });
+        calls[delta.index] ??= { id: '', name: '', arguments: '' };
+        const call = calls[delta.index]!;
         if (delta.id) call.id = delta.id;
         if (delta.function?.name) call.name = delta.function.name;
         call.arguments += delta.function?.arguments ?? '';

@@ -46,7 +46,7 @@ function open(session: string): SessionStore {
 let number = 0;
 while (Date.now() < deadline) {
   const session = sessions[Math.floor(random() * sessions.length)]!;
-  const turn = `${node}.${(number += 1)}`;
+  const turn = `${node}.${++number}`;
   // An emulator per turn: a turn refused before its first request leaves no steps to the next one.
   const emulator = createEmulator({ profile: 'deepseek' });
   emulator.push(

@@ -32,7 +32,7 @@ const expectCode = (code: string) => (error: unknown) => isUnstuckError(error) &
 export function databaseStoreBehaviour(name: string, fixture: () => DatabaseFixture, childScript: () => string): void {
   describe(`${name} store: writers, leases, damage`, () => {
     let next = 0;
-    const sessionName = (what: string) => `${what}-${process.pid}-${(next += 1)}`;
+    const sessionName = (what: string) => `${what}-${process.pid}-${++next}`;
 
     it('a writer that loaded before another wrote fails with SESSION_CONFLICT and writes nothing; after a new load it goes on', async () => {
       const session = sessionName('conflict');

@@ -66,7 +66,7 @@ if (skip !== undefined) {
   sessionStoreContract(
     'PostgreSQL',
     async () => {
-      const session = `contract-${(sessions += 1)}`;
+      const session = `contract-${++sessions}`;
       return { open: () => createPostgresStore(server.url, { session }), dispose: async () => undefined };
     },
     { propertyRuns: 100 },

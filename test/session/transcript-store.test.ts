@@ -69,7 +69,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('rewrites only what changed: an append keeps the earlier segment files', async () => {
-    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 10 }, async ({ store, directory }) => {
       const messages = toolLoopSession(10);
       await store.save(messages);
       const before = (await listing(directory.path)).filter((name) => segmentFile.test(name));
@@ -80,7 +80,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('regression (NexForgeCLI stale segments): 130 messages then 3 loads 3, and old segment files are gone', async () => {
-    await withTranscriptStore({ segmentMessages: 50 }, async ({ store, path, directory }) => {
+    await withTranscriptStore({ segmentMessages: 50 }, async ({ store, directory }) => {
       const long = toolLoopSession(32).concat({ role: 'user', content: 'x' }); // 130 messages
       assert.equal(long.length, 130);
       await store.save(long);
@@ -180,7 +180,7 @@ describe('createTranscriptStore: segments', () => {
   });
 
   it('removes temporary files a crashed writer left behind', async () => {
-    await withTranscriptStore({}, async ({ store, path, directory }) => {
+    await withTranscriptStore({}, async ({ store, directory }) => {
       await writeFile(join(directory.path, '.session.md.tmp-999999-0123abcd'), 'half a save');
       await store.save([{ role: 'user', content: 'hi' }]);
       assert.deepEqual(await listing(directory.path), ['session.md', 'session.md.lock']);

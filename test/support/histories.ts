@@ -100,9 +100,9 @@ function build(shape: Shape, system: string | undefined, turns: Turn[]): Message
       };
       if (shape.reasoning) assistant.reasoning_content = round.reasoning;
       messages.push(assistant);
-      round.calls.forEach((c, position) =>
-        messages.push({ role: 'tool', tool_call_id: unique[position] as string, content: c.result }),
-      );
+      for (const [position, c] of round.calls.entries()) {
+        messages.push({ role: 'tool', tool_call_id: unique[position] as string, content: c.result });
+      }
     }
     const answer: Message = { role: 'assistant', content: entry.answer };
     if (shape.reasoning) answer.reasoning_content = entry.answerReasoning;

@@ -48,13 +48,13 @@ function buildAnthropic(value: Turn[]): unknown[] {
   for (const entry of value) {
     messages.push({ role: 'user', content: entry.asBlocks ? [{ type: 'text', text: entry.user }] : entry.user });
     for (const step of entry.rounds) {
-      const ids = step.calls.map(() => `toolu_${(counter += 1)}`);
+      const ids = step.calls.map(() => `toolu_${++counter}`);
       const blocks: unknown[] = [];
       if (step.thinking) blocks.push({ type: 'thinking', thinking: 'considering', signature: `sig${counter}` });
       if (step.text !== undefined) blocks.push({ type: 'text', text: step.text });
-      step.calls.forEach((call, position) =>
-        blocks.push({ type: 'tool_use', id: ids[position], name: call.name, input: call.input }),
-      );
+      for (const [position, call] of step.calls.entries()) {
+        blocks.push({ type: 'tool_use', id: ids[position], name: call.name, input: call.input });
+      }
       messages.push({ role: 'assistant', content: blocks });
       const results = step.calls.map((call, position) => ({
         type: 'tool_result',
@@ -83,15 +83,15 @@ function buildGemini(value: Turn[], withIds: boolean): unknown[] {
   for (const entry of value) {
     contents.push({ role: 'user', parts: [{ text: entry.user }] });
     for (const step of entry.rounds) {
-      const ids = step.calls.map(() => `call_${(counter += 1)}`);
+      const ids = step.calls.map(() => `call_${++counter}`);
       const parts: unknown[] = [];
       if (step.text !== undefined) parts.push({ text: step.text, ...(step.thinking ? { thought: true } : {}) });
-      step.calls.forEach((call, position) =>
+      for (const [position, call] of step.calls.entries()) {
         parts.push({
           functionCall: { ...(withIds ? { id: ids[position] } : {}), name: call.name, args: call.input },
           ...(step.thinking && position === 0 ? { thoughtSignature: 'c2ln' } : {}),
-        }),
-      );
+        });
+      }
       contents.push({ role: 'model', parts });
       contents.push({
         role: 'user',
@@ -120,17 +120,17 @@ function buildResponses(value: Turn[]): unknown[] {
         : { role: 'user', content: entry.user },
     );
     for (const step of entry.rounds) {
-      const ids = step.calls.map(() => `call_${(counter += 1)}`);
+      const ids = step.calls.map(() => `call_${++counter}`);
       if (step.thinking) items.push({ type: 'reasoning', id: `rs_${counter}`, summary: [], encrypted_content: 'gAAA' });
-      step.calls.forEach((call, position) =>
+      for (const [position, call] of step.calls.entries()) {
         items.push({
           type: 'function_call',
           id: `fc_${ids[position]}`,
           call_id: ids[position],
           name: call.name,
           arguments: JSON.stringify(call.input),
-        }),
-      );
+        });
+      }
       if (step.after !== undefined) items.push({ type: 'message', role: 'user', content: step.after });
       const outputs = step.calls.map((call, position) => ({
         type: 'function_call_output',

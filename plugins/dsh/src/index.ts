@@ -21,17 +21,7 @@ import z from '@deepseek-ai/schemastery';
 import { applyEdits } from './apply-edits.js';
 import { check, classifyError, isPairingRule } from './core.js';
 import { findDangling } from './dangling.js';
-import {
-  type AgentLike,
-  type FailureLike,
-  isResultOnly,
-  isToolResult,
-  type Message,
-  type PreStepDecision,
-  type RequestErrorAction,
-  type Session,
-  type UserMessage,
-} from './host.js';
+import { type FailureLike, isResultOnly, isToolResult, type Message, type Session, type UserMessage } from './host.js';
 import { planBalance } from './plan-balance.js';
 import { planHeal } from './plan-heal.js';
 import { guardRequest, streamKey, withStableIds } from './stream-guard.js';

@@ -42,7 +42,7 @@ export function fromWire(
   options: GenerateOptions,
 ): Message[] {
   const originOf = new Map<WireMessage, number>();
-  projection.messages.forEach((wire, index) => originOf.set(wire, projection.origin[index]!));
+  for (const [index, wire] of projection.messages.entries()) originOf.set(wire, projection.origin[index]!);
   const expected = new Map<number, number>();
   for (const origin of projection.origin) expected.set(origin, (expected.get(origin) ?? 0) + 1);
   const intact = new Map<number, number>();

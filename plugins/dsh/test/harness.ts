@@ -237,7 +237,7 @@ export async function runTurn(
         for (const message of decision.messages) session.append('user/message', message, { surfaceOp: 'append' });
         const reply = replies[replyIndex] ?? { text: 'done' };
         replyIndex += 1;
-        let message;
+        let message: ReturnType<typeof createAssistantMessage>;
         while (true) {
           const request = markAgentLoopRequest(
             deepFreeze({ provider: PROVIDER, model: MODEL, messages: session.deriveMessages(), sessionId: session.id }),

@@ -55,7 +55,9 @@ describe('llm/stream (checkEveryRequest)', () => {
     const target = await host();
     await stream(target, request);
     assert.equal(request.messages.length, before.length);
-    request.messages.forEach((message, index) => assert.equal(message, before[index]));
+    request.messages.forEach((message, index) => {
+      assert.equal(message, before[index]);
+    });
     const warnings = target.logs.filter((record) => record.name === 'unstuck-dsh' && record.type === 'warn');
     assert.equal(warnings.length, 1);
     assert.match(
@@ -82,7 +84,9 @@ describe('llm/stream (checkEveryRequest)', () => {
     });
     const before = [...request.messages];
     await stream(await host(), request);
-    request.messages.forEach((message, index) => assert.equal(message, before[index]));
+    request.messages.forEach((message, index) => {
+      assert.equal(message, before[index]);
+    });
   });
 
   it("repairs compaction's request in place: same array, legal for DeepSeek, reasoning kept", async () => {
