@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { isUnstuckError } from '../core/errors.js';
 import type { Command } from './command.js';
 import { EXIT } from './command.js';
 import { commands } from './commands.js';
+import { describeFailure } from './describe-failure.js';
 import type { Io } from './io.js';
 
 const VERSION = '0.1.0';
@@ -77,14 +77,4 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     io.stderr.write(`${describeFailure(name, error)}\n`);
     return EXIT.usage;
   }
-}
-
-/** One line, no stack trace: `unstuck fix: history.json:3:14: Unexpected token`. */
-export function describeFailure(commandName: string, error: unknown): string {
-  if (isUnstuckError(error)) {
-    const place = [error.file, error.position].filter((part) => part !== undefined && part !== '').join(':');
-    return `unstuck ${commandName}: ${place === '' ? '' : `${place}: `}${error.message}`;
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return `unstuck ${commandName}: ${message.split('\n')[0]}`;
 }

@@ -1,7 +1,7 @@
+import type { ChatBackend } from '../chat/chat-backend.js';
+import type { SessionDirectory, SessionEntry } from '../chat/session-directory.js';
+import { createSessionDirectory } from '../chat/session-directory.js';
 import { UnstuckError } from '../core/errors.js';
-import type { ChatBackend } from './chat/chat-backend.js';
-import type { SessionDirectory, SessionEntry } from './chat/session-directory.js';
-import { createSessionDirectory } from './chat/session-directory.js';
 import type { Io } from './io.js';
 import { isStoreUrl, listStoreSessions, openStoreUrl, parseStoreUrl } from './store-url.js';
 

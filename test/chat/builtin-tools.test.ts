@@ -3,11 +3,11 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Tool } from '../../src/cli/chat/agent-port.js';
-import { createBuiltinTools } from '../../src/cli/chat/tools/builtin-tools.js';
-import type { Confirm } from '../../src/cli/chat/tools/confirm.js';
-import { allowAll, denyAll } from '../../src/cli/chat/tools/confirm.js';
-import { TOOL_OUTPUT_LIMIT } from '../../src/cli/chat/tools/limit-text.js';
+import type { Tool } from '../../src/agent/index.js';
+import { createBuiltinTools } from '../../src/chat/tools/builtin-tools.js';
+import type { Confirm } from '../../src/chat/tools/confirm.js';
+import { allowAll, denyAll } from '../../src/chat/tools/confirm.js';
+import { TOOL_OUTPUT_LIMIT } from '../../src/chat/tools/limit-text.js';
 
 let root: string;
 let outside: string;

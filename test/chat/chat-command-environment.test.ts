@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { commandEnvironment, isSecretName } from '../../src/cli/chat/tools/command-environment.js';
+import { commandEnvironment, isSecretName } from '../../src/chat/tools/command-environment.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { cleanEnv, runChatBinary, TSX } from './harness/run-chat-binary.js';
 
@@ -113,7 +113,7 @@ describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
   it('a hidden variable leaves the initial block but keeps its value in the process', {
     skip: process.platform !== 'linux' ? 'reads /proc' : false,
   }, async () => {
-    const module = new URL('../../src/cli/chat/erase-initial-environment.ts', import.meta.url).href;
+    const module = new URL('../../src/cli/erase-initial-environment.ts', import.meta.url).href;
     const program = `import { eraseInitialEnvironment } from ${JSON.stringify(module)};
       import { readFileSync } from 'node:fs';
       const erased = eraseInitialEnvironment(['GONE_TOKEN'], process.env, ['REDIS_URL']);

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { AgentEvent, AgentLike, ChangeLike } from '../../src/cli/chat/agent-port.js';
-import type { ChatAgentOptions, ChatBackend } from '../../src/cli/chat/chat-backend.js';
+import type { Agent, AgentEvent } from '../../src/agent/index.js';
+import type { ChatAgentOptions, ChatBackend } from '../../src/chat/chat-backend.js';
 import { createChatCommand } from '../../src/cli/commands/chat.js';
 import type { Io } from '../../src/cli/io.js';
+import type { Change } from '../../src/core/index.js';
 import type { Message } from '../../src/core/messages.js';
 
 let cwd: string;
@@ -20,7 +21,7 @@ afterEach(async () => {
 
 /** A stand-in agent that calls one tool (through the chat's real tools) and then answers. */
 function fakeBackend(
-  options: { call?: { name: string; arguments: string }; fail?: string; openChanges?: ChangeLike[] } = {},
+  options: { call?: { name: string; arguments: string }; fail?: string; openChanges?: Change[] } = {},
 ): { backend: ChatBackend; seen: ChatAgentOptions[]; closed: string[] } {
   const seen: ChatAgentOptions[] = [];
   const closed: string[] = [];
@@ -30,7 +31,7 @@ function fakeBackend(
       save: async () => undefined,
       close: async () => void closed.push(path),
     }),
-    createAgent(agentOptions): AgentLike {
+    createAgent(agentOptions): Agent {
       seen.push(agentOptions);
       const messages: Message[] = [];
       return {
@@ -163,7 +164,7 @@ describe('unstuck chat (in process, over a stand-in agent)', () => {
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(cwd, '.unstuck', 'sessions'), { recursive: true });
     await writeFile(join(cwd, '.unstuck', 'sessions', '20261130-000000-abcd.md'), '');
-    const changes: ChangeLike[] = [
+    const changes: Change[] = [
       { kind: 'message-moved', index: 1724, toolCallId: 'call_1', detail: 'moved the result next to its call' },
     ];
     const { io, err } = captureIo(key);

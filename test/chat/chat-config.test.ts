@@ -5,9 +5,9 @@ import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { TrustQuestion } from '../../src/cli/chat/chat-config.js';
-import { formatConfigWarning, loadChatConfig, profileForURL } from '../../src/cli/chat/chat-config.js';
-import { userConfigDirectory } from '../../src/cli/chat/user-config-directory.js';
+import type { TrustQuestion } from '../../src/chat/chat-config.js';
+import { formatConfigWarning, loadChatConfig, profileForURL } from '../../src/chat/chat-config.js';
+import { userConfigDirectory } from '../../src/chat/user-config-directory.js';
 import { isUnstuckError } from '../../src/core/errors.js';
 import { profileNames } from '../../src/core/profiles.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isPermanentConnectFailure, isTransient } from '../../src/agent/wire-error.js';
-import { explainNetworkErrors } from '../../src/cli/chat/explain-network-error.js';
+import { explainNetworkErrors } from '../../src/chat/explain-network-error.js';
 import { check } from '../../src/core/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { createTranscriptStore } from '../../src/session/index.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AgentEvent } from '../../src/cli/chat/agent-port.js';
-import { createChatRenderer, summarizeArguments } from '../../src/cli/chat/chat-renderer.js';
-import { createSpinner } from '../../src/cli/chat/spinner.js';
-import { colorWanted, createTerminalStyle } from '../../src/cli/chat/terminal-style.js';
+import type { AgentEvent } from '../../src/agent/index.js';
+import { createChatRenderer, summarizeArguments } from '../../src/chat/chat-renderer.js';
+import { createSpinner } from '../../src/chat/spinner.js';
+import { colorWanted, createTerminalStyle } from '../../src/chat/terminal-style.js';
 
 function render(
   events: AgentEvent[],

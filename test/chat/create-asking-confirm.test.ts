@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createAskingConfirm } from '../../src/cli/chat/create-asking-confirm.js';
-import { createTerminalStyle } from '../../src/cli/chat/terminal-style.js';
+import { createAskingConfirm } from '../../src/chat/create-asking-confirm.js';
+import { createTerminalStyle } from '../../src/chat/terminal-style.js';
 
 describe('createAskingConfirm', () => {
   it('asks one question at a time, in call order, holding the renderer meanwhile', async () => {

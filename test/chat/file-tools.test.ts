@@ -18,11 +18,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Tool } from '../../src/cli/chat/agent-port.js';
-import { createBuiltinTools } from '../../src/cli/chat/tools/builtin-tools.js';
-import type { Confirm } from '../../src/cli/chat/tools/confirm.js';
-import { allowAll } from '../../src/cli/chat/tools/confirm.js';
-import { createFileLedger } from '../../src/cli/chat/tools/file-ledger.js';
+import type { Tool } from '../../src/agent/index.js';
+import { createBuiltinTools } from '../../src/chat/tools/builtin-tools.js';
+import type { Confirm } from '../../src/chat/tools/confirm.js';
+import { allowAll } from '../../src/chat/tools/confirm.js';
+import { createFileLedger } from '../../src/chat/tools/file-ledger.js';
 
 let base: string;
 const signal = new AbortController().signal;

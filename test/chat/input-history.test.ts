@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { appendInputHistory, HISTORY_FILE, loadInputHistory } from '../../src/cli/chat/input-history.js';
+import { appendInputHistory, HISTORY_FILE, loadInputHistory } from '../../src/chat/input-history.js';
 
 let base: string;
 before(async () => {

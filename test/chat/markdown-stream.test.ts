@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createChatRenderer } from '../../src/cli/chat/chat-renderer.js';
-import { blockEnd, createMarkdownStream } from '../../src/cli/chat/markdown-stream.js';
-import { createTerminalStyle } from '../../src/cli/chat/terminal-style.js';
+import { createChatRenderer } from '../../src/chat/chat-renderer.js';
+import { blockEnd, createMarkdownStream } from '../../src/chat/markdown-stream.js';
+import { createTerminalStyle } from '../../src/chat/terminal-style.js';
 
 const strip = (text: string): string => text.replace(/\x1b\[[0-9;]*m/g, '');
 

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createSearchTextTool } from '../../src/cli/chat/tools/search-text-tool.js';
+import { createSearchTextTool } from '../../src/chat/tools/search-text-tool.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { cleanEnv, NODE_ARGS } from './harness/run-chat-binary.js';
 import { hasTmux, openTmuxTerminal } from './harness/tmux-terminal.js';

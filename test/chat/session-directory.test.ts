@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createSessionDirectory } from '../../src/cli/chat/session-directory.js';
+import { createSessionDirectory } from '../../src/chat/session-directory.js';
 
 let cwd: string;
 before(async () => {

@@ -3,9 +3,9 @@ import { isUnstuckError } from '../../core/errors.js';
 import { checkFormat } from '../../core/formats/check-format.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
+import { describeFailure } from '../describe-failure.js';
 import { elementLabel, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
-import { describeFailure } from '../run.js';
 import { isStoreUrl, readStoreDocument } from '../store-url.js';
 
 export const checkCommand: Command = {

@@ -1,4 +1,4 @@
-import type { Tool } from '../agent-port.js';
+import type { Tool } from '../../agent/index.js';
 import type { FileLedger } from './file-ledger.js';
 import { limitText } from './limit-text.js';
 import { readRegularFile } from './read-regular-file.js';

@@ -1,5 +1,5 @@
 import { isAbsolute, relative } from 'node:path';
-import type { SessionProblem } from './agent-port.js';
+import type { SessionProblem } from '../session/index.js';
 import { describeChanges } from './chat-renderer.js';
 import type { OpenedSession } from './open-chat-session.js';
 

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Tool } from './agent-port.js';
+import type { Tool } from '../agent/index.js';
 
 /** The tool call being run: its name and the arguments the model gave. */
 export interface ToolCallInfo {

@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import type { Tool } from '../agent-port.js';
+import type { Tool } from '../../agent/index.js';
 import { limitText } from './limit-text.js';
 import type { RegexMatcher } from './regex-worker.js';
 import { createRegexMatcher } from './regex-worker.js';

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
-import { textOf } from '../../core/messages.js';
-import { parseTranscript } from '../../session/index.js';
+import { textOf } from '../core/messages.js';
+import { parseTranscript } from '../session/index.js';
 
 const HEAD_BYTES = 16 * 1024;
 

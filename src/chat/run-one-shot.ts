@@ -1,4 +1,5 @@
-import type { AgentEvent, ChangeLike, Tool } from './agent-port.js';
+import type { AgentEvent, Tool } from '../agent/index.js';
+import type { Change } from '../core/index.js';
 import { createTerminalAsk } from './ask-on-terminal.js';
 import { previewChange } from './change-preview.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
@@ -85,7 +86,7 @@ export async function runOneShot(
   let reasoning = '';
   let endedWith: Extract<AgentEvent, { type: 'turn-end' }> | undefined;
   const errors: string[] = [];
-  const repairs: ChangeLike[] = [];
+  const repairs: Change[] = [];
   const toolCalls: ToolCallRecord[] = [];
   try {
     renderer?.waiting();

@@ -1,6 +1,6 @@
-import { defaultContextWindow } from '../../agent/compact-history.js';
-import { UnstuckError } from '../../core/errors.js';
-import type { ProfileName } from '../../core/profiles.js';
+import { defaultContextWindow } from '../agent/compact-history.js';
+import { UnstuckError } from '../core/errors.js';
+import type { ProfileName } from '../core/profiles.js';
 
 export interface CompactionSettings {
   contextWindow: number;

@@ -1,4 +1,4 @@
-import { isPermanentConnectFailure } from '../../agent/wire-error.js';
+import { isPermanentConnectFailure } from '../agent/wire-error.js';
 
 /** What the usual connection failures mean, in words. */
 const REASONS: Record<string, string> = {

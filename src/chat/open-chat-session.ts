@@ -1,5 +1,7 @@
-import { isUnstuckError, UnstuckError } from '../../core/errors.js';
-import type { AgentLike, ChangeLike, SessionProblem, SessionStoreLike, Tool } from './agent-port.js';
+import type { Agent, Tool } from '../agent/index.js';
+import { isUnstuckError, UnstuckError } from '../core/errors.js';
+import type { Change } from '../core/index.js';
+import type { SessionProblem, SessionStore } from '../session/index.js';
 import type { ChatBackend } from './chat-backend.js';
 import type { ChatConfig } from './chat-config.js';
 import { compactionSettings } from './compaction-settings.js';
@@ -8,10 +10,10 @@ import { defaultSystemPrompt } from './system-prompt.js';
 export interface OpenedSession {
   id: string;
   path: string;
-  agent: AgentLike;
-  store: SessionStoreLike;
+  agent: Agent;
+  store: SessionStore;
   /** What `agent.open()` repaired in the stored history, and what the store could not read. */
-  changes: ChangeLike[];
+  changes: Change[];
   problems: SessionProblem[];
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { Tool } from '../agent-port.js';
+import type { Tool } from '../../agent/index.js';
 import { commandEnvironment } from './command-environment.js';
 import type { Confirm } from './confirm.js';
 import { declined } from './confirm.js';

@@ -1,4 +1,4 @@
-import type { AgentEvent } from './agent-port.js';
+import type { AgentEvent } from '../agent/index.js';
 import type { TerminalStyle } from './terminal-style.js';
 
 type CompactionEvent = Extract<AgentEvent, { type: 'compaction-start' | 'compaction-end' | 'compaction-failed' }>;

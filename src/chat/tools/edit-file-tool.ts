@@ -1,4 +1,4 @@
-import type { Tool } from '../agent-port.js';
+import type { Tool } from '../../agent/index.js';
 import type { Confirm } from './confirm.js';
 import { declined } from './confirm.js';
 import type { FileLedger } from './file-ledger.js';

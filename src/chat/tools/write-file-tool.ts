@@ -1,6 +1,6 @@
 import { lstat, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Tool } from '../agent-port.js';
+import type { Tool } from '../../agent/index.js';
 import type { Confirm } from './confirm.js';
 import { declined } from './confirm.js';
 import type { FileLedger } from './file-ledger.js';

@@ -1,8 +1,8 @@
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { UnstuckError } from '../../core/errors.js';
-import type { ProfileName } from '../../core/profiles.js';
-import { isProfileName, profileNames } from '../../core/profiles.js';
+import { UnstuckError } from '../core/errors.js';
+import type { ProfileName } from '../core/profiles.js';
+import { isProfileName, profileNames } from '../core/profiles.js';
 import type { ConfigSettings, ConfigWarning, SettingName } from './config-settings.js';
 import { isHttpURL, parseConfigSettings, SENSITIVE_SETTINGS } from './config-settings.js';
 import type { ProjectTrust } from './project-trust.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { UnstuckError } from '../../core/errors.js';
+import { UnstuckError } from '../core/errors.js';
 import type { KnownSessions } from './known-sessions.js';
 import { ensurePrivateDirectory } from './private-directory.js';
 

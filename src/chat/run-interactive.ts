@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
-import type { Message } from '../../core/messages.js';
-import { textOf } from '../../core/messages.js';
+import type { Message } from '../core/messages.js';
+import { textOf } from '../core/messages.js';
 import { previewChange } from './change-preview.js';
 import type { ChatContext, SessionChoice } from './chat-context.js';
 import type { ChatRenderer } from './chat-renderer.js';

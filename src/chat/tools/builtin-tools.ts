@@ -1,4 +1,4 @@
-import type { Tool } from '../agent-port.js';
+import type { Tool } from '../../agent/index.js';
 import { userConfigDirectory } from '../user-config-directory.js';
 import type { Confirm } from './confirm.js';
 import { createEditFileTool } from './edit-file-tool.js';

@@ -1,5 +1,5 @@
-import type { ProfileName } from '../../core/profiles.js';
-import { isProfileName, profileNames } from '../../core/profiles.js';
+import type { ProfileName } from '../core/profiles.js';
+import { isProfileName, profileNames } from '../core/profiles.js';
 
 /** What a config file may set. Keys never come from a file (a config file gets committed). */
 export interface ConfigSettings {

@@ -1,7 +1,7 @@
 import { chmod, lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { UnstuckError } from '../../core/errors.js';
-import type { SessionStoreLike } from './agent-port.js';
+import { UnstuckError } from '../core/errors.js';
+import type { SessionStore } from '../session/index.js';
 
 /** The chat's own folder in the working directory: sessions, input history. */
 export const CHAT_DIRECTORY = '.unstuck';
@@ -33,7 +33,7 @@ export async function ensurePrivateDirectory(cwd: string): Promise<string> {
  * (its mode from the umask), so the mode is set again after every write; the folder's 0700 covers
  * the moment between.
  */
-export function privateStore(store: SessionStoreLike, path: string): SessionStoreLike {
+export function privateStore(store: SessionStore, path: string): SessionStore {
   const stem = `${basename(path, '.md')}.seg-`;
   const restrict = async (withSegments: boolean): Promise<void> => {
     await chmod(path, 0o600).catch(() => undefined);
@@ -42,7 +42,7 @@ export function privateStore(store: SessionStoreLike, path: string): SessionStor
     for (const name of names)
       if (name.startsWith(stem)) await chmod(join(dirname(path), name), 0o600).catch(() => undefined);
   };
-  const wrapped: SessionStoreLike = {
+  const wrapped: SessionStore = {
     load: () => store.load(),
     async save(messages) {
       await store.save(messages);

@@ -1,12 +1,12 @@
-import type { Io } from '../io.js';
 import type { ChatBackend } from './chat-backend.js';
 import type { ChatConfig } from './chat-config.js';
+import type { ChatIo } from './chat-io.js';
 import type { OutputShown } from './chat-renderer.js';
 import type { SessionDirectory } from './session-directory.js';
 
 /** What both chat modes share: set up once by the `chat` command. */
 export interface ChatContext {
-  io: Io;
+  io: ChatIo;
   config: ChatConfig;
   backend: ChatBackend;
   sessions: SessionDirectory;

@@ -1,8 +1,8 @@
-import type { AgentLike } from './agent-port.js';
+import type { Agent } from '../agent/index.js';
 import type { ChatRenderer } from './chat-renderer.js';
 
 /** `/compact`: summarizes the older turns of the session now, drawing each step as the renderer does for a turn. */
-export async function compactCommand(agent: AgentLike, renderer: ChatRenderer, signal: AbortSignal): Promise<void> {
+export async function compactCommand(agent: Agent, renderer: ChatRenderer, signal: AbortSignal): Promise<void> {
   if (agent.compact === undefined) {
     renderer.note('this agent cannot compact its history');
     return;

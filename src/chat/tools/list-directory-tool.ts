@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import type { Tool } from '../agent-port.js';
+import type { Tool } from '../../agent/index.js';
 import { limitText } from './limit-text.js';
 import { resolveInWorkspace } from './resolve-in-workspace.js';
 import { optionalString, toolArguments } from './tool-arguments.js';

@@ -1,4 +1,5 @@
-import type { AgentEvent, ChangeLike } from './agent-port.js';
+import type { AgentEvent } from '../agent/index.js';
+import type { Change } from '../core/index.js';
 import { compactionLine } from './compaction-lines.js';
 import type { MarkdownStream } from './markdown-stream.js';
 import type { Spinner } from './spinner.js';
@@ -216,7 +217,7 @@ export function createChatRenderer(options: {
 }
 
 /** One line per change, at most `limit` of them, under a heading that counts them. */
-export function describeChanges(heading: string, changes: readonly ChangeLike[], limit = 8): string[] {
+export function describeChanges(heading: string, changes: readonly Change[], limit = 8): string[] {
   if (changes.length === 0) return [];
   const lines = [`${heading}: ${changes.length} change${changes.length === 1 ? '' : 's'}`];
   for (const change of changes.slice(0, limit))
