@@ -1,4 +1,5 @@
 import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 
 /** A config file (or a file shown in a preview) is small; anything larger is not read. */
@@ -15,7 +16,7 @@ export type SmallFile =
  * not hang the start.
  */
 export async function readSmallFile(path: string): Promise<SmallFile> {
-  let handle;
+  let handle: FileHandle | undefined;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {

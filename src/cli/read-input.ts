@@ -1,5 +1,6 @@
 import { Buffer, isUtf8 } from 'node:buffer';
 import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { isUnstuckError, UnstuckError } from '../core/errors.js';
 import type { Io } from './io.js';
@@ -27,7 +28,7 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 export async function readInputBytes(file: string, io: Io): Promise<Buffer> {
   const limit = maxInputBytes(io);
   if (file === '-') return readStdin(io, limit);
-  let handle;
+  let handle: FileHandle | undefined;
   try {
     handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {

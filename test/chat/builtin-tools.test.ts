@@ -141,6 +141,7 @@ describe('the built-in tools', () => {
   it('run a command in the working directory, without the provider keys, and report its exit code', async () => {
     const env = { PATH: process.env.PATH, DEEPSEEK_API_KEY: 'sk-hidden', EDITOR: 'yes' };
     const result = await tools(allowAll, env).run_command!.run(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
       { command: 'pwd; echo "key=${DEEPSEEK_API_KEY:-none} visible=$EDITOR"; exit 3' },
       { signal },
     );

@@ -167,7 +167,7 @@ describe('unstuck chat colours in a terminal (tmux)', {
         const screen = await tty.screen({ escapes: true });
         assert.match(screen, /\x1b\[2mLook at the folder first\./);
         assert.match(screen, /⚙ list_directory/);
-        assert.match(screen, /  ✓ list_directory: \.unstuck\//);
+        assert.match(screen, / {2}✓ list_directory: \.unstuck\//);
       } finally {
         await tty.close();
       }

@@ -152,7 +152,7 @@ describe('unstuck chat -p (the real binary against the emulator)', () => {
         emulator.requests.map((request) => [request.status, request.violations]),
         [[200, []]],
       );
-      const sent = (emulator.requests[0]?.body as { messages: unknown[] }).messages;
+      const sent = (emulator.requests[0]!.body as { messages: unknown[] }).messages;
       // Nothing lost: the system prompt, every stored message (the repair moves, it does not delete), the question.
       assert.ok(sent.length >= POISONED_LENGTH + 1, `sent ${sent.length} messages`);
     });

@@ -36,7 +36,10 @@ describe('what a change will do is shown before it is allowed (issue 12, Low)', 
     await writeFile(join(cwd, 'existing.txt'), 'one\ntwo\nthree\n');
     const asked: string[] = [];
     const confirm = createAskingConfirm({
-      ask: async (text) => (asked.push(text), 'y'),
+      ask: async (text) => {
+        asked.push(text);
+        return 'y';
+      },
       style: createTerminalStyle(false),
       hold: () => undefined,
       release: () => undefined,

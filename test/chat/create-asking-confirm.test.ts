@@ -36,7 +36,10 @@ describe('createAskingConfirm', () => {
   it('stops asking after "always", and declines without asking once the turn is aborted', async () => {
     let asked = 0;
     const confirm = createAskingConfirm({
-      ask: async () => ((asked += 1), 'a'),
+      ask: async () => {
+        asked += 1;
+        return 'a';
+      },
       style: createTerminalStyle(false),
       hold: () => undefined,
       release: () => undefined,
@@ -62,7 +65,10 @@ describe("the question shows the model's text as it is, never obeys it", () => {
   it('a command with a carriage return, an escape sequence or a right-to-left override cannot pass for a harmless question', async () => {
     const asked: string[] = [];
     const confirm = createAskingConfirm({
-      ask: async (text) => (asked.push(text), 'n'),
+      ask: async (text) => {
+        asked.push(text);
+        return 'n';
+      },
       style: createTerminalStyle(false),
       hold: () => undefined,
       release: () => undefined,

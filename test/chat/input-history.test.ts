@@ -15,7 +15,9 @@ after(async () => {
 });
 
 const lines = (count: number, prefix: string): string =>
-  Array.from({ length: count }, (_, index) => `${prefix} ${index + 1}`).join('\n') + '\n';
+  Array.from({ length: count }, (_, index) => `${prefix} ${index + 1}`)
+    .join('\n')
+    .concat('\n');
 
 describe('the interactive input history is a project file: never followed out, never a FIFO', () => {
   it('keeps the newest 500 lines and appends typed lines to its own regular file', async () => {

@@ -58,7 +58,8 @@ export function createRegexMatcher(
     matchLines(text, limit, signal) {
       if (failed !== undefined) return Promise.reject(failed);
       signal.throwIfAborted();
-      const current = (worker ??= start());
+      worker ??= start();
+      const current = worker;
       const began = Date.now();
       return new Promise<number[]>((resolve, reject) => {
         const finish = (error: Error | undefined, found?: number[]): void => {
