@@ -263,7 +263,7 @@ test('createNodeFetch: a response cut off mid-body errors the body stream; a 204
 test('createNodeFetch decodes a gzip body an upstream sent although identity was asked for', async (t) => {
   const { createServer } = await import('node:http');
   const { gzipSync } = await import('node:zlib');
-  const server = createServer((incoming, outgoing) => {
+  const server = createServer((_incoming, outgoing) => {
     outgoing.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
     outgoing.end(gzipSync('{"compressed":true}'));
   });
