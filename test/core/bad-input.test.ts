@@ -128,7 +128,7 @@ const notArrays: [string, unknown][] = [
 ];
 
 for (const [what, value] of notArrays) {
-  test(`check, repair, checkFormat and repairFormat of ${what} throw a typed INPUT_INVALID error`, () => {
+  test(`check and repair, in OpenAI chat and the native formats, of ${what} throw a typed INPUT_INVALID error`, () => {
     for (const run of [
       () => check(value as Message[]),
       () => repair(value as Message[]),

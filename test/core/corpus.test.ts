@@ -25,7 +25,7 @@ const profileFor = (file: string, provider: string): ProfileName => {
   return profile;
 };
 
-// The corpus names formats by their wire; checkFormat by the array it reads.
+// The corpus names formats by their wire; check's format option by the array it reads.
 const formatOf: Record<string, FormatName> = {
   'anthropic-messages': 'anthropic-messages',
   gemini: 'gemini-contents',

@@ -5,7 +5,7 @@ import { check, classifyError, type FormatName, repair } from '../../src/index.j
 import { deepFreeze } from '../support/lossless.js';
 
 /**
- * Every catalogue entry of Anthropic, Gemini and the Responses API whose rule checkFormat covers:
+ * Every catalogue entry of Anthropic, Gemini and the Responses API whose rule check covers:
  * its example is found, worded so the catalogue's own `match` pattern recognises it, and repaired
  * (or left in `remaining` with why). The entries left out are listed with the reason.
  */
