@@ -3,5 +3,3 @@ export type { TokenEstimator, TokenEstimatorOptions } from './core/token-estimat
 export { createTokenEstimator, serializedChars } from './core/token-estimate.js';
 export type { TrimOptions, TrimResult } from './core/trim.js';
 export { TRIMMED_RESULT, trim } from './core/trim.js';
-export type { TrimFormat } from './core/trim-shapes.js';
-export { trimFormats } from './core/trim-shapes.js';

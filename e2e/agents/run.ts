@@ -191,7 +191,7 @@ async function main(): Promise<number> {
       for (const outcome of outcomes) {
         if (outcome.sent && !outcome.rules.includes(outcome.poisoning.rule))
           log(
-            `finding: ${outcome.poisoning.name} reached the wire and the core's Anthropic rules did not reject it (${outcome.poisoning.rule} is not detected by checkFormat('anthropic-messages'))`,
+            `finding: ${outcome.poisoning.name} reached the wire and the core's Anthropic rules did not reject it (${outcome.poisoning.rule} is not detected by check with format 'anthropic-messages')`,
           );
         else if (outcome.sent)
           expect(

@@ -1,5 +1,5 @@
 import type { ErrorClassification } from '../core/index.js';
-import { classifyError, isPairingRule } from '../core/index.js';
+import { classifyError, isHealableRule } from '../core/index.js';
 import type { Completion } from './stream-completion.js';
 import { streamCompletion } from './stream-completion.js';
 import type { AgentEvent } from './types.js';
@@ -90,7 +90,7 @@ export async function* requestCompletion<C>(
     if (completion !== undefined) return { kind: 'done', completion, context };
     if (failure === undefined || failure.kind === 'aborted' || signal.aborted) return { kind: 'aborted', partial };
     const classified = failure.kind === 'http' ? classifyError(failure.status, failure.body) : undefined;
-    if (classified !== undefined && isPairingRule(classified.rule) && !healed) {
+    if (classified !== undefined && isHealableRule(classified.rule) && !healed) {
       healed = true;
       yield* await attempts.heal(classified.rule);
       yield {

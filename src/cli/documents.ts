@@ -1,6 +1,7 @@
+import { detectFormat } from '../core/detect-format.js';
 import { UnstuckError } from '../core/errors.js';
 import { fromAnthropicMessages } from '../core/formats/anthropic-messages.js';
-import type { FormatName } from '../core/formats/format-types.js';
+import type { FormatName, NativeFormatName } from '../core/formats/format-types.js';
 import { fromGeminiContents } from '../core/formats/gemini-contents.js';
 import { fromResponsesInput } from '../core/formats/responses-input.js';
 import { isMessage, type Message } from '../core/messages.js';
@@ -18,17 +19,15 @@ import { decodeInput, readInputBytes } from './read-input.js';
 /** The containers a history comes in. Written back in the same one. */
 export type DocumentFormat = 'json-array' | 'request-body' | 'jsonl' | 'markdown';
 
-/** The wire format of the history inside: OpenAI chat, or another provider's (checked with checkFormat). */
-export type Wire = 'openai-chat' | FormatName;
-
 export interface HistoryDocument {
   file: string;
   format: DocumentFormat;
-  wire: Wire;
+  /** The wire format of the history inside (what check and repair are told). */
+  wire: FormatName;
   /** The history as OpenAI-chat messages (converted, for another wire). */
   messages: Message[];
-  /** For another wire than OpenAI chat: the history as it is in the document (Anthropic messages, Gemini contents, Responses input items). */
-  native?: unknown[];
+  /** The history as it is in the document, in its wire (for OpenAI chat, `messages` itself). */
+  items: unknown[];
   /** For a request body: the key holding the history (messages, contents or input). */
   key?: string;
   /** What could not be read (damaged session files); empty for JSON documents, which either parse or are bad input. */
@@ -57,6 +56,7 @@ export async function readDocument(file: string, io: Io): Promise<HistoryDocumen
       format: 'markdown',
       wire: 'openai-chat',
       messages: loaded.messages,
+      items: loaded.messages,
       problems: loaded.problems,
       text: bytes.toString('utf8'),
       bytes,
@@ -80,18 +80,12 @@ function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'by
     );
   if (trimmed.startsWith('[')) {
     const value = parseJson(text, file);
-    const wire = Array.isArray(value) ? detectWire(value, undefined) : 'openai-chat';
-    if (wire !== 'openai-chat')
-      return nativeDocument({ file, format: 'json-array', text, indent: detectIndent(text) }, wire, value as unknown[]);
-    return {
-      file,
-      format: 'json-array',
-      wire,
-      messages: asMessages(value, file, ''),
-      problems: [],
-      text,
-      indent: detectIndent(text),
-    };
+    return historyDocument(
+      { file, format: 'json-array', text, indent: detectIndent(text) },
+      detectFormat(value),
+      value,
+      '',
+    );
   }
   // An object: a request body, or the first line of JSONL.
   let value: unknown;
@@ -111,12 +105,8 @@ function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'by
           ? 'input'
           : undefined;
     if (key !== undefined) {
-      const history = body[key] as unknown[];
-      const wire: Wire =
-        key === 'contents' ? 'gemini-contents' : key === 'input' ? 'responses-input' : detectWire(history, body);
       const base = { file, format: 'request-body' as const, text, body, key, indent: detectIndent(text) };
-      if (wire !== 'openai-chat') return nativeDocument(base, wire, history);
-      return { ...base, wire, messages: asMessages(history, file, 'messages'), problems: [] };
+      return historyDocument(base, detectFormat(body), body[key], 'messages');
     }
   }
   if (isMessage(value)) return fromJsonl(file, text);
@@ -127,95 +117,34 @@ function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'by
   );
 }
 
-const RESPONSES_ITEM_TYPES = new Set([
-  'message',
-  'function_call',
-  'function_call_output',
-  'reasoning',
-  'item_reference',
-  'custom_tool_call',
-  'custom_tool_call_output',
-  'computer_call',
-  'computer_call_output',
-  'web_search_call',
-  'file_search_call',
-  'local_shell_call',
-  'local_shell_call_output',
-  'mcp_call',
-  'mcp_list_tools',
-  'mcp_approval_request',
-  'mcp_approval_response',
-  'image_generation_call',
-  'code_interpreter_call',
-]);
-const ANTHROPIC_BLOCK_TYPES = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
-/**
- * Which wire a history array is in. Gemini: contents with `parts` (and no `content`). Responses: items carry a
- * `type` (function_call, message...). Anthropic: user/assistant messages with tool_use,
- * tool_result or thinking blocks and no OpenAI fields, or a request body with a top-level
- * `system`. Anything else (a history of plain text is valid in both) is OpenAI chat.
- */
-export function detectWire(history: readonly unknown[], body: Record<string, unknown> | undefined): Wire {
-  if (history.length === 0) return 'openai-chat';
-  const records = history.filter(isRecord);
-  // Elements that are not objects at all do not decide the wire: the format's check names them.
-  if (
-    records.some((element) => Array.isArray(element['parts'])) &&
-    !records.some((element) => 'content' in element || 'type' in element)
-  )
-    return 'gemini-contents';
-  if (
-    records.some((element) => typeof element['type'] === 'string' && RESPONSES_ITEM_TYPES.has(element['type'])) &&
-    records.every((element) => typeof element['type'] === 'string' || typeof element['role'] === 'string') &&
-    !records.some(hasAnthropicBlocks)
-  )
-    return 'responses-input';
-  const plainRoles = records.every(
-    (element) =>
-      (element['role'] === 'user' || element['role'] === 'assistant') &&
-      !('tool_calls' in element) &&
-      !('tool_call_id' in element),
-  );
-  if (
-    plainRoles &&
-    records.length > 0 &&
-    (records.some(hasAnthropicBlocks) || (body !== undefined && 'system' in body))
-  )
-    return 'anthropic-messages';
-  return 'openai-chat';
-}
-
-function hasAnthropicBlocks(element: Record<string, unknown>): boolean {
-  const content = element['content'];
-  return (
-    Array.isArray(content) &&
-    content.some(
-      (block) => isRecord(block) && typeof block['type'] === 'string' && ANTHROPIC_BLOCK_TYPES.has(block['type']),
-    )
-  );
-}
-
 /** What the elements of a history are called in its wire: messages, contents or input items. */
 export function elementLabel(wire: string): string {
   return wire === 'gemini-contents' ? 'contents' : wire === 'responses-input' ? 'input' : 'messages';
 }
 
-const converters: Record<FormatName, (history: readonly unknown[]) => { messages: Message[] }> = {
+const converters: Record<NativeFormatName, (history: readonly unknown[]) => { messages: Message[] }> = {
   'anthropic-messages': fromAnthropicMessages,
   'gemini-contents': fromGeminiContents,
   'responses-input': fromResponsesInput,
 };
 
-function nativeDocument(
-  base: Omit<HistoryDocument, 'wire' | 'messages' | 'problems' | 'bytes'>,
-  wire: FormatName,
-  history: unknown[],
+/**
+ * The document of a history in the wire detectFormat named; where it could not tell (an empty
+ * array, elements that are no wire's), OpenAI chat, whose reading then names what is not a message.
+ */
+function historyDocument(
+  base: Omit<HistoryDocument, 'wire' | 'messages' | 'items' | 'problems' | 'bytes'>,
+  detected: FormatName | undefined,
+  history: unknown,
+  path: string,
 ): Omit<HistoryDocument, 'bytes'> {
-  return { ...base, wire, native: history, messages: converters[wire](history).messages, problems: [] };
+  const wire = detected ?? 'openai-chat';
+  if (wire === 'openai-chat') {
+    const messages = asMessages(history, base.file, path);
+    return { ...base, wire, messages, items: messages, problems: [] };
+  }
+  const items = history as unknown[];
+  return { ...base, wire, items, messages: converters[wire](items).messages, problems: [] };
 }
 
 /** The document with its history replaced (in the document's own wire: native elements for another wire than chat), in its own container. */
@@ -253,6 +182,7 @@ function fromJsonl(file: string, text: string): Omit<HistoryDocument, 'bytes'> {
     format: 'jsonl',
     wire: 'openai-chat',
     messages: loaded.messages,
+    items: loaded.messages,
     problems: loaded.problems,
     text,
     indent: 0,

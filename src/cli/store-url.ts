@@ -158,6 +158,7 @@ export async function readStoreDocument(
     format: 'json-array',
     wire: 'openai-chat',
     messages: loaded.messages,
+    items: loaded.messages,
     problems: loaded.problems,
     text: json,
     bytes: Buffer.from(json, 'utf8'),

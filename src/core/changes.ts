@@ -25,11 +25,16 @@ export type ChangeKind =
   | 'role-renamed' // a role the provider does not know, mapped to its equivalent (developer -> system)
   | 'system-moved-to-start' // a later system message merged into the leading one
   | 'field-removed' // a field the provider rejects, removed
-  | 'malformed-dropped'; // an entry that is not a message object
+  | 'malformed-dropped' // an entry that is not a message object
+  // Kinds only the native formats (Anthropic Messages, Gemini contents, Responses input) make:
+  | 'block-dropped' // an empty text block (or a part with no data), dropped
+  | 'blocks-reordered' // tool_result blocks moved to the front of their user message
+  | 'call-to-text' // a call turn that cannot stand where it is, kept as user text
+  | 'item-dropped'; // a Responses item the API rejects (an exact duplicate, a dangling reasoning item)
 
 export interface Change {
   kind: ChangeKind;
-  /** Index of the message in the INPUT array. */
+  /** Index of the element in the INPUT array (a message, a content or an input item). */
   index: number;
   toolCallId?: string;
   detail: string;

@@ -1,60 +1,14 @@
 import { UnstuckError } from './errors.js';
-import type { RuleId } from './rule-ids.js';
+import type { Profile, ProfileName } from './profile.js';
 import * as rules from './rules/index.js';
-import type { Dialect, Rule } from './rules/rule.js';
+import type { Violation } from './violation.js';
 
-export type ProfileName = 'openai' | 'deepseek' | 'qwen' | 'mistral' | 'moonshot' | 'groq' | 'anthropic' | 'local';
-
-export interface ProviderViolation {
-  rule: RuleId;
-  index: number;
-  toolCallId?: string;
-  message: string;
-}
-
-/**
- * A provider profile: the rules the provider enforces on an OpenAI-chat `messages` array, the
- * options they depend on, and how the provider answers a violation (status and error body), so
- * the emulator can answer exactly as the provider does.
- */
-export interface Profile {
-  name: ProfileName;
-  dialect: Dialect;
-  description: string;
-  rules: readonly Rule[];
-  roles: ReadonlySet<string>;
-  /** Call ids must match this (Mistral's nine characters). */
-  idPattern?: RegExp;
-  /** When set, the only fields each role may carry (Groq). */
-  fields?: Readonly<Record<string, ReadonlySet<string>>>;
-  /** User and assistant must alternate (tool results aside). */
-  strictAlternation?: boolean;
-  /** content must be a string or non-empty parts on every message, tool-call turns included. */
-  contentAlwaysRequired?: boolean;
-  /** Assistant content must be a string, not an array of parts (Groq, 2024). */
-  assistantContentString?: boolean;
-  /** Call ids must be unique across the whole request, not only within one message. */
-  uniqueIdsAcrossRequest: boolean;
-  /** Content holds another wire format's blocks (a converted history): only the message object itself is checked, not its content parts. */
-  nativeContent?: boolean;
-  /** Whether thinking mode applies when the caller does not say; `model` is the request's model, if known. */
-  thinkingByDefault(model: string | undefined): boolean;
-  errorResponse(violation: ProviderViolation): { status: number; body: unknown };
-}
+export type { Profile, ProfileName } from './profile.js';
 
 // The pairing rules every OpenAI-compatible provider enforces, found by the tool-block scan.
-const pairing = [
-  rules.toolCallsUnanswered,
-  rules.toolResultOrphan,
-  rules.toolResultNotAdjacent,
-  rules.toolResultIdMismatch,
-  rules.toolResultDuplicate,
-  rules.toolCallIdMissing,
-  rules.toolCallIdDuplicate,
-  rules.messageMalformed,
-];
+const pairing = rules.pairingRules;
 
-const openaiError = (violation: ProviderViolation, param: string | null = null, code: string | null = null) => ({
+const openaiError = (violation: Violation, param: string | null = null, code: string | null = null) => ({
   status: 400,
   body: { error: { message: violation.message, type: 'invalid_request_error', param, code } },
 });

@@ -1,107 +1,22 @@
-import type { Change } from './changes.js';
-import { type CheckOptions, check, hasViolation, type Violation } from './check.js';
-import { createIdAllocator } from './ids.js';
+import { formatOf, repairNative } from './formats/native-formats.js';
 import { guardInput } from './input-guard.js';
-import { isMessage, type Message } from './messages.js';
-import { getProfile } from './profiles.js';
-import type { RepairContext } from './repair/context.js';
-import { mergeSplitCalls } from './repair/merge-split-calls.js';
-import { normalizeMessages } from './repair/normalize.js';
-import { pairToolBlocks } from './repair/pair-tool-blocks.js';
-import { applyProviderFixes } from './repair/provider-fixes.js';
-import type { RuleId } from './rule-ids.js';
-import { alternationRequired } from './rules/roles-not-alternating.js';
-
-export interface RepairOptions extends CheckOptions {
-  /** A call that never got a result: answer it with an error result (default), or strip the call. */
-  unanswered?: 'synthesize' | 'strip';
-  /** A tool result whose call is gone: keep it as a user text message saying what it was (default), or drop it. */
-  orphans?: 'to-user' | 'drop';
-}
-
-/** A violation repair could not fix, and why. */
-export interface Remaining extends Violation {
-  why: string;
-}
-
-export interface RepairResult {
-  /** The repaired history. When nothing needed repair, the input array itself. */
-  messages: Message[];
-  /** Every change, each naming the input index it concerns. */
-  changes: Change[];
-  /** What the profile still rejects, with why repair left it. */
-  remaining: Remaining[];
-  changed: boolean;
-}
-
-/** Why a rule is left to the caller: these need a decision repair cannot make without inventing content. */
-const WHY: Partial<Record<RuleId, string>> = {
-  'ends-with-assistant':
-    'the request ends with an assistant message; send the next user message (or mark the assistant message prefix: true where the provider supports prefix completion)',
-  'no-user-message': 'the request has no user message; repair will not invent what the user said',
-  'empty-messages': 'there are no messages to send',
-  'prefix-not-last':
-    'a prefix assistant message must be the last message; only the caller knows whether it is still a prefix',
-  'role-unknown': 'the role has no equivalent this provider accepts',
-  'tool-calls-too-many': 'splitting a turn of more than 128 parallel calls would change what the model did',
-  'tool-call-malformed': 'the call has no function name to rebuild it from',
-  'roles-not-alternating': 'the same role twice in a row where merging would change what was said',
-};
+import type { Message } from './messages.js';
+import type { RepairOptions, RepairResult } from './options.js';
+import { repairChat } from './repair-chat.js';
 
 /**
- * Turns any history into one the profile accepts, reporting every change. Guarantees (each a
- * property test): the output passes `check` for every rule repair fixes, and the rest is in
- * `remaining` with why; repairing the output changes nothing; every text and tool result of the
- * input is in the output or named by a change; a valid input comes back as the same array with no
- * changes; untouched messages are the same objects; the input is never mutated.
+ * Turns any history into one its provider accepts, in its own wire format (`options.format`,
+ * default OpenAI chat), reporting every change. Guarantees (each a property test, in every
+ * format): the output passes `check` for every rule repair fixes, and the rest is in `remaining`
+ * with why; repairing the output changes nothing; every text and tool result of the input is in
+ * the output or named by a change; a valid input comes back as the same array with no changes;
+ * untouched elements are the same objects; every change names the input index it concerns; the
+ * input is never mutated. The output is of the input's kind: the same format, elements repaired.
  */
-export function repair(input: readonly Message[], options: RepairOptions = {}): RepairResult {
-  return guardInput('repair', input, () => repairArray(input, options));
-}
-
-function repairArray(input: readonly Message[], options: RepairOptions): RepairResult {
-  if (!hasViolation(input, options, 'repair'))
-    return { messages: input as Message[], changes: [], remaining: [], changed: false };
-
-  const profile = getProfile(options.profile);
-  const strongest = options.level === 'strongest';
-  const enforced = new Set<string>(profile.rules.map((rule) => rule.id));
-  let allocate: ((seed: string) => string) | undefined;
-  const changes: Change[] = [];
-  const context: RepairContext = {
-    profile,
-    unanswered: options.unanswered ?? 'synthesize',
-    orphans: options.orphans ?? 'to-user',
-    strongest,
-    foldRepeats: options.foldRepeatedUserMessages !== false,
-    thinking: options.thinking ?? profile.thinkingByDefault(options.model),
-    scope: options.scope ?? 'history',
-    enforces: (rule) =>
-      rule === 'roles-not-alternating' ? alternationRequired({ profile, model: options.model }) : enforced.has(rule),
-    changes,
-    note: (change) => changes.push(change),
-    // Most repairs need no new id: collect the ids in use only when the first one is asked for.
-    newId: (seed) => (allocate ??= createIdAllocator(idsIn(input), profile.idPattern))(seed),
-  };
-  const copied = new Set<Message>();
-  let entries = normalizeMessages(input, context, copied);
-  entries = mergeSplitCalls(entries, context, copied);
-  entries = pairToolBlocks(entries, context, copied);
-  entries = applyProviderFixes(entries, context, copied);
-  const messages = entries.map((entry) => entry.message);
-  const remaining = check(messages, options).map((violation) => ({
-    ...violation,
-    why: WHY[violation.rule] ?? 'no repair strategy covers this case',
-  }));
-  return { messages, changes, remaining, changed: changes.length > 0 };
-}
-
-function idsIn(input: readonly Message[]): Set<string> {
-  const taken = new Set<string>();
-  for (const message of input) {
-    if (!isMessage(message)) continue;
-    for (const call of message.tool_calls ?? []) if (typeof call?.id === 'string') taken.add(call.id);
-    if (typeof message.tool_call_id === 'string') taken.add(message.tool_call_id);
-  }
-  return taken;
+export function repair<Item>(input: readonly Item[], options: RepairOptions = {}): RepairResult<Item> {
+  const format = options.format;
+  if (format === undefined || format === 'openai-chat')
+    return guardInput('repair', input, () => repairChat(input as readonly Message[], options)) as RepairResult<Item>;
+  const native = formatOf(format);
+  return guardInput('repair', input, () => repairNative(native, input, options)) as RepairResult<Item>;
 }

@@ -57,10 +57,12 @@ export type RuleId =
   | 'upstream-wrapped';
 
 /**
- * Rules about how calls and results pair up and in what order. A provider 400 naming one of
- * these is what the agent runner, the proxy and the plugin heal with a repair and one retry.
+ * The rules a heal may fix: a provider 400 naming one of these is what the agent runner, the
+ * proxy and the plugin answer with a repair (level 'strongest') and one retry. Not the same list
+ * as the pairing rules (rules/pairing-rules.ts): it adds ordering and content rules repair fixes,
+ * and leaves out message-malformed, which no retry of the same history mends.
  */
-export const PAIRING_RULES: ReadonlySet<RuleId> = new Set<RuleId>([
+export const HEALABLE_RULES: ReadonlySet<RuleId> = new Set<RuleId>([
   'tool-calls-unanswered',
   'tool-result-orphan',
   'tool-result-not-adjacent',
@@ -79,6 +81,6 @@ export const PAIRING_RULES: ReadonlySet<RuleId> = new Set<RuleId>([
   'roles-not-alternating',
 ]);
 
-export function isPairingRule(rule: string): boolean {
-  return PAIRING_RULES.has(rule as RuleId);
+export function isHealableRule(rule: string): boolean {
+  return HEALABLE_RULES.has(rule as RuleId);
 }

@@ -1,4 +1,4 @@
-import type { ProfileName } from './profiles.js';
+import type { ProfileName } from './profile.js';
 
 /**
  * Serialized characters per token, by profile: what a history's JSON costs in the provider's

@@ -1,17 +1,7 @@
 import { UnstuckError } from './errors.js';
-import type { FormatName } from './formats/format-types.js';
+import { type FormatName, formatNames } from './formats/format-types.js';
 import { callOf, responseOf, roleOf } from './formats/gemini-contents.js';
 import { isRecord } from './formats/native-tag.js';
-
-/** Every wire format `trim` reads: OpenAI chat `messages` and the native formats of formats/. */
-export type TrimFormat = 'openai-chat' | FormatName;
-
-export const trimFormats: readonly TrimFormat[] = [
-  'openai-chat',
-  'anthropic-messages',
-  'gemini-contents',
-  'responses-input',
-];
 
 /**
  * What `trim` needs to know of one element of a history, whatever its wire format: whether it is a
@@ -189,7 +179,7 @@ const responses: TrimShape = {
       : item,
 };
 
-export function trimShapeOf(format: TrimFormat): TrimShape {
+export function trimShapeOf(format: FormatName): TrimShape {
   switch (format) {
     case 'openai-chat':
       return chat;
@@ -200,6 +190,6 @@ export function trimShapeOf(format: TrimFormat): TrimShape {
     case 'responses-input':
       return responses;
     default:
-      throw new UnstuckError('USAGE', `unknown wire format '${String(format)}' (known: ${trimFormats.join(', ')})`);
+      throw new UnstuckError('USAGE', `unknown wire format '${String(format)}' (known: ${formatNames.join(', ')})`);
   }
 }

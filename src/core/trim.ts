@@ -1,7 +1,8 @@
 import { UnstuckError } from './errors.js';
-import type { ProfileName } from './profiles.js';
+import type { FormatName } from './formats/format-types.js';
+import type { ProfileName } from './profile.js';
 import { createTokenEstimator, type TokenEstimator } from './token-estimate.js';
-import { type TrimFormat, type TrimShape, trimShapeOf } from './trim-shapes.js';
+import { type TrimShape, trimShapeOf } from './trim-shapes.js';
 
 /** What a tool result's content becomes in the placeholder mode. */
 export const TRIMMED_RESULT = '[result cleared to save context; call the tool again if you need it]';
@@ -10,7 +11,7 @@ export interface TrimOptions {
   /** The budget for the history itself (leave out what the system prompt, tools and answer need). */
   maxTokens: number;
   /** The wire format of `items`. Default `openai-chat`. */
-  format?: TrimFormat;
+  format?: FormatName;
   /**
    * `drop` (default): leave out the oldest turns. `placeholder`: keep every element and replace
    * the contents of the oldest tool results with `marker`, for when order matters more than bulk.

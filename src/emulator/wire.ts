@@ -1,4 +1,4 @@
-import type { RuleId } from '../core/index.js';
+import type { Violation } from '../core/index.js';
 import type { Answer, IdStyle } from './completion.js';
 import type { Fault, Step } from './step.js';
 
@@ -19,18 +19,10 @@ export type ErrorKind =
   | 'overloaded'
   | 'client-closed';
 
-/** A violation as the wire's provider reports it (the core's `Violation` and `FormatViolation` both fit). */
-export interface WireViolation {
-  rule: RuleId;
-  index: number;
-  toolCallId?: string;
-  message: string;
-}
-
 /** What a wire makes of a parsed body: the shape is wrong (one line, the provider's wording), or these are its violations. */
 export type WireCheck =
   | { kind: 'shape'; message: string; param?: string }
-  | { kind: 'checked'; violations: WireViolation[] };
+  | { kind: 'checked'; violations: Violation[] };
 
 /** What a valid, generating request is answered with: one JSON body, or SSE frames (already formatted, `event:`/`data:` lines and the blank line). */
 export type WireAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; frames: string[] };
@@ -59,7 +51,7 @@ export interface EmulatorWire {
   /** Checks a parsed body: its shape for the route, then its history with the core at request scope. */
   check(body: unknown, route: WireRoute): WireCheck;
   /** The provider's own answer to the first violation. */
-  violation(violation: WireViolation): Response;
+  violation(violation: Violation): Response;
   /** The answer to a valid count-tokens request. */
   countTokens(body: Record<string, unknown>, bodyText: string): Response;
   /** The answer to a scripted status fault (429, 5xx, 529). */

@@ -1,4 +1,4 @@
-import type { FormatChange, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import type { Change, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
 import { MAX_HEAL_BODY_BYTES } from './create-proxy-core.js';
 import { healChatBody } from './heal-chat-body.js';
 import { isChatCompletionsPath } from './is-chat-completions-path.js';
@@ -14,8 +14,8 @@ export interface RepairEvent {
   attempt: 'request' | 'heal';
   /** The wire, for a native one (src/http/wires/); absent for chat completions. */
   wire?: 'anthropic';
-  /** The core's changes; a native wire's include its own kinds (FormatChangeKind). */
-  changes: FormatChange[];
+  /** The core's changes (a native wire's include the kinds only the native formats make). */
+  changes: Change[];
   rules: RuleId[];
   remaining: Remaining[];
   /** For a heal: the rule the provider's 400 was classified as. */

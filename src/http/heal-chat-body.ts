@@ -1,5 +1,5 @@
 import type { Profile, ProfileName, RuleId } from '../core/index.js';
-import { classifyError, isPairingRule, isProfileName } from '../core/index.js';
+import { classifyError, isHealableRule, isProfileName } from '../core/index.js';
 import type { ChatBody, RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { sanitizeChatBody } from './sanitize-chat-body.js';
 
@@ -21,7 +21,7 @@ export function healChatBody(
 ): HealedChatBody | undefined {
   if (status !== 400) return undefined;
   const verdict = classifyError(status, text);
-  if (verdict === undefined || !isPairingRule(verdict.rule)) return undefined;
+  if (verdict === undefined || !isHealableRule(verdict.rule)) return undefined;
   const policy = { ...options.policy, level: 'strongest' as const };
   let healed = sanitizeChatBody(sent, { profile: options.profile, policy });
   if (!healed.changed && isProfileName(verdict.provider) && verdict.provider !== options.profile)

@@ -1,13 +1,18 @@
-import type { Change, Message, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
+import type {
+  Change,
+  CheckOptions,
+  RepairPolicy as CoreRepairPolicy,
+  Message,
+  Profile,
+  ProfileName,
+  Remaining,
+  RuleId,
+} from '../core/index.js';
 import { check, repair } from '../core/index.js';
 import { repairedRules } from './wires/http-wire.js';
 
-/** How a request is repaired: the core's repair choices (see `repair` in AGENTS.md). */
-export interface RepairPolicy {
-  unanswered?: 'synthesize' | 'strip';
-  orphans?: 'to-user' | 'drop';
-  level?: 'default' | 'strongest';
-}
+/** How a request is repaired: the core's repair policy, and its level (a heal repairs at 'strongest'). */
+export type RepairPolicy = CoreRepairPolicy & Pick<CheckOptions, 'level'>;
 
 /** A chat-completions request body: an object with a `messages` array; every other field is kept as it came. */
 export interface ChatBody {

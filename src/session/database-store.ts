@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CheckOptions, Violation } from '../core/check.js';
 import { check } from '../core/check.js';
 import { isUnstuckError, UnstuckError } from '../core/errors.js';
 import type { Message } from '../core/messages.js';
 import { isMessage } from '../core/messages.js';
+import type { CheckOptions } from '../core/options.js';
+import type { Violation } from '../core/violation.js';
 import { createSerial } from './serial.js';
 import type { LoadResult, SessionProblem, SessionStore } from './types.js';
 import { isProcessAlive } from './writer-lock.js';

@@ -1,6 +1,5 @@
 /** `unstuck/session`: where a conversation lives between turns. */
 
-export { writeFileAtomic } from './atomic-write.js';
 export type { DatabaseSessionEntry, DatabaseStoreOptions } from './database-store.js';
 export { formatJournal, parseJournal } from './journal-codec.js';
 export { createJournalStore } from './journal-store.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { run } from '../../src/cli/run.js';
-import { checkFormat } from '../../src/index.js';
+import { check } from '../../src/index.js';
 import { captureIo } from '../support/capture-io.js';
 
 /** check and fix read Anthropic, Gemini and Responses histories, apply their rules, and write them back in their own wire. */
@@ -44,7 +44,7 @@ describe('Anthropic Messages', () => {
     assert.equal(body.system, 'be brief');
     assert.equal(body.max_tokens, 1024);
     assert.equal(body.messages.length, 3);
-    assert.deepEqual(checkFormat('anthropic-messages', body.messages), []);
+    assert.deepEqual(check(body.messages, { format: 'anthropic-messages' }), []);
     assert.match(fixed.err(), /messages-merged\s+messages\[3\]/);
   });
 
@@ -87,7 +87,7 @@ describe('Gemini contents', () => {
       generationConfig: unknown;
     };
     assert.deepEqual(body.generationConfig, { temperature: 0 });
-    assert.deepEqual(checkFormat('gemini-contents', body.contents), []);
+    assert.deepEqual(check(body.contents, { format: 'gemini-contents' }), []);
     assert.equal(await run(['check', path('gemini.json')], captureIo()), 0);
   });
 
@@ -134,7 +134,7 @@ describe('Gemini contents', () => {
       report.changes.map((change) => [change.kind, change.index]),
       [['orphan-to-user', 0]],
     );
-    assert.deepEqual(checkFormat('gemini-contents', report.messages), []);
+    assert.deepEqual(check(report.messages, { format: 'gemini-contents' }), []);
   });
 });
 
@@ -157,7 +157,7 @@ describe('Responses input', () => {
     await writeFile(path('items.json'), JSON.stringify(await corpus('045-responses-api-unpaired-function-call.json')));
     const io = captureIo();
     assert.equal(await run(['fix', path('items.json')], io), 0);
-    assert.deepEqual(checkFormat('responses-input', JSON.parse(io.out()) as unknown[]), []);
+    assert.deepEqual(check(JSON.parse(io.out()) as unknown[], { format: 'responses-input' }), []);
     const text =
       '[{"role":"user","content":"q"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]\n';
     await writeFile(path('valid-items.json'), text);

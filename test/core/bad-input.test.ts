@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   check,
-  checkFormat,
   classifyError,
+  type FormatName,
   isUnstuckError,
   type Message,
   type ProfileName,
   repair,
-  repairFormat,
 } from '../../src/index.js';
 
 /**
@@ -129,12 +128,12 @@ const notArrays: [string, unknown][] = [
 ];
 
 for (const [what, value] of notArrays) {
-  test(`check, repair, checkFormat and repairFormat of ${what} throw a typed INPUT_INVALID error`, () => {
+  test(`check and repair, in OpenAI chat and the native formats, of ${what} throw a typed INPUT_INVALID error`, () => {
     for (const run of [
       () => check(value as Message[]),
       () => repair(value as Message[]),
-      () => checkFormat('anthropic-messages', value as unknown[]),
-      () => repairFormat('gemini-contents', value as unknown[]),
+      () => check(value as unknown[], { format: 'anthropic-messages' }),
+      () => repair(value as unknown[], { format: 'gemini-contents' }),
     ]) {
       assert.throws(
         run,
@@ -242,4 +241,20 @@ test('values JSON cannot hold (a cycle, a BigInt) and getters that throw give a 
       assert.ok(outcome, `${name}, ${what}: neither a violation nor an error`);
     }
   }
+});
+
+test('an unknown format is one clear error, for check and repair alike', () => {
+  for (const run of [
+    () => check([], { format: 'openai-messages' as FormatName }),
+    () => repair([], { format: 'gemini' as FormatName }),
+  ])
+    assert.throws(
+      run,
+      (error: unknown) =>
+        isUnstuckError(error) &&
+        error.code === 'USAGE' &&
+        /unknown wire format '(openai-messages|gemini)' \(known: openai-chat, anthropic-messages, gemini-contents, responses-input\)/.test(
+          error.message,
+        ),
+    );
 });

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { classifyError, isPairingRule } from '../../src/index.js';
+import {
+  classifyError,
+  HEALABLE_RULES,
+  isHealableRule,
+  isPairingRule,
+  PAIRING_RULES,
+  profiles,
+} from '../../src/index.js';
 
 interface Entry {
   provider: string;
@@ -122,10 +129,10 @@ test('not a message-array error: undefined', () => {
 });
 
 test('pairing rules are the ones a heal retries on', () => {
-  assert.equal(isPairingRule('tool-calls-unanswered'), true);
-  assert.equal(isPairingRule('tool-result-orphan'), true);
-  assert.equal(isPairingRule('json-keyword-required'), false);
-  assert.equal(isPairingRule('name-pattern'), false);
+  assert.equal(isHealableRule('tool-calls-unanswered'), true);
+  assert.equal(isHealableRule('tool-result-orphan'), true);
+  assert.equal(isHealableRule('json-keyword-required'), false);
+  assert.equal(isHealableRule('name-pattern'), false);
 });
 
 test('every violation check words is classified back as its rule (the emulator answers with these texts)', async () => {
@@ -176,7 +183,7 @@ test('every violation check words is classified back as its rule (the emulator a
         assert.ok(
           got.rule === violation.rule ||
             ambiguous.includes(got.rule) ||
-            (isPairingRule(got.rule) && isPairingRule(violation.rule)),
+            (isHealableRule(got.rule) && isHealableRule(violation.rule)),
           `${profile} ${violation.rule} read back as ${got.rule}: ${violation.message}`,
         );
         seen.add(violation.rule);
@@ -184,4 +191,29 @@ test('every violation check words is classified back as its rule (the emulator a
     }
   }
   assert.ok(seen.size >= 15, `covered ${[...seen].join(', ')}`);
+});
+
+test('the pairing rules and the rules a heal may fix are two lists, each named after what it holds', () => {
+  assert.deepEqual([...PAIRING_RULES].sort(), [
+    'message-malformed',
+    'tool-call-id-duplicate',
+    'tool-call-id-missing',
+    'tool-calls-unanswered',
+    'tool-result-duplicate',
+    'tool-result-id-mismatch',
+    'tool-result-not-adjacent',
+    'tool-result-orphan',
+  ]);
+  assert.equal(HEALABLE_RULES.size, 16);
+  assert.equal(isPairingRule('roles-not-alternating'), false);
+  assert.equal(isHealableRule('roles-not-alternating'), true);
+  assert.equal(isPairingRule('message-malformed'), true);
+  assert.equal(isHealableRule('message-malformed'), false);
+  // Every profile enforces every pairing rule.
+  for (const profile of Object.values(profiles))
+    for (const rule of PAIRING_RULES)
+      assert.ok(
+        profile.rules.some((enforced) => enforced.id === rule),
+        `${profile.name} enforces ${rule}`,
+      );
 });

@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import {
-  check,
-  checkFormat,
-  classifyError,
-  type FormatName,
-  type Message,
-  type ProfileName,
-  repair,
-  repairFormat,
-} from '../../src/index.js';
+import { check, classifyError, type FormatName, type Message, type ProfileName, repair } from '../../src/index.js';
 import { assertNothingLostSilently, assertUntouchedAreSameObjects, deepFreeze } from '../support/lossless.js';
 import { assertNativeNothingLost, assertNativeUntouchedSame } from '../support/native-histories.js';
 
@@ -34,7 +25,7 @@ const profileFor = (file: string, provider: string): ProfileName => {
   return profile;
 };
 
-// The corpus names formats by their wire; checkFormat by the array it reads.
+// The corpus names formats by their wire; check's format option by the array it reads.
 const formatOf: Record<string, FormatName> = {
   'anthropic-messages': 'anthropic-messages',
   gemini: 'gemini-contents',
@@ -64,8 +55,8 @@ for (const file of readdirSync(directory)
     const options = { thinking: record.kind.includes('missing-thinking-block') };
     test(`corpus ${file} as ${format}`, () => {
       const input = deepFreeze(record.messages as unknown[]);
-      const violations = checkFormat(format, input, options);
-      const result = repairFormat(format, input, options);
+      const violations = check(input, { ...options, format });
+      const result = repair(input, { ...options, format });
       if (record.valid === true) {
         assert.deepEqual(violations, []);
         assert.equal(result.messages, input, 'a valid history comes back as the same array');
@@ -89,13 +80,13 @@ for (const file of readdirSync(directory)
         return;
       }
       assert.ok(result.changed);
-      assert.deepEqual(checkFormat(format, result.messages, options), [], 'the repaired history is valid');
+      assert.deepEqual(check(result.messages, { ...options, format }), [], 'the repaired history is valid');
       assert.deepEqual(result.remaining, []);
       assertNativeNothingLost(format, input, result.messages, result.changes);
       assertNativeUntouchedSame(input, result.messages, result.changes);
       for (const change of result.changes)
         assert.ok(change.index >= 0 && change.index < input.length, 'a change names a native input index');
-      const again = repairFormat(format, result.messages, options);
+      const again = repair(result.messages, { ...options, format });
       assert.equal(again.changed, false, 'repair is idempotent');
       assert.equal(again.messages, result.messages);
     });

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  checkFormat,
+  check as checkItems,
   fromAnthropicMessages,
-  repairFormat,
+  type RepairOptions,
+  repair,
   SYNTHETIC_RESULT,
   toAnthropicMessages,
 } from '../../src/index.js';
@@ -18,9 +19,9 @@ const use = (id: string, input: Record<string, unknown> = { path: 'a.ts' }) => (
 });
 const result = (id: string, content = 'file body') => ({ type: 'tool_result', tool_use_id: id, content });
 const text = (value: string) => ({ type: 'text', text: value });
-const check = (input: unknown[], thinking = false) => checkFormat('anthropic-messages', input, { thinking });
-const fix = (input: unknown[], options: Parameters<typeof repairFormat>[2] = {}) =>
-  repairFormat('anthropic-messages', deepFreeze(input), options);
+const check = (input: unknown[], thinking = false) => checkItems(input, { format: 'anthropic-messages', thinking });
+const fix = (input: unknown[], options: RepairOptions = {}) =>
+  repair(deepFreeze(input), { ...options, format: 'anthropic-messages' });
 const rules = (input: unknown[]) => check(input).map((violation) => `${violation.rule}@${violation.index}`);
 
 describe('anthropic-messages converter', () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { checkFormat, classifyError, type FormatName, repairFormat } from '../../src/index.js';
+import { check, classifyError, type FormatName, repair } from '../../src/index.js';
 import { deepFreeze } from '../support/lossless.js';
 
 /**
- * Every catalogue entry of Anthropic, Gemini and the Responses API whose rule checkFormat covers:
+ * Every catalogue entry of Anthropic, Gemini and the Responses API whose rule check covers:
  * its example is found, worded so the catalogue's own `match` pattern recognises it, and repaired
  * (or left in `remaining` with why). The entries left out are listed with the reason.
  */
@@ -64,7 +64,7 @@ for (const entry of catalogue) {
   test(`catalogue ${key}: found in ${format}, worded as the provider words it, repaired`, () => {
     const options = { thinking: entry.id === 'thinking-block-missing' };
     const example = deepFreeze(entry.example);
-    const violations = checkFormat(format, example, options);
+    const violations = check(example, { ...options, format });
     const accepted = aliases[key] ?? [entry.id];
     const found = violations.filter((violation) => accepted.includes(violation.rule));
     assert.ok(
@@ -80,15 +80,15 @@ for (const entry of catalogue) {
       );
       assert.notEqual(classifyError(400, violation.message), undefined);
     }
-    const result = repairFormat(format, example, options);
+    const result = repair(example, { ...options, format });
     for (const left of result.remaining) {
       assert.ok(leftToCaller.has(left.rule), `only what needs the caller remains: ${left.rule} (${left.message})`);
       assert.match(left.why, /.{20,}/);
     }
     assert.deepEqual(
-      checkFormat(format, result.messages, options).filter((violation) => !leftToCaller.has(violation.rule)),
+      check(result.messages, { ...options, format }).filter((violation) => !leftToCaller.has(violation.rule)),
       [],
     );
-    assert.equal(repairFormat(format, result.messages, options).changed, false, 'idempotent');
+    assert.equal(repair(result.messages, { ...options, format }).changed, false, 'idempotent');
   });
 }

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkFormat, fromGeminiContents, repairFormat, SYNTHETIC_RESULT, toGeminiContents } from '../../src/index.js';
+import {
+  check,
+  fromGeminiContents,
+  type RepairOptions,
+  repair,
+  SYNTHETIC_RESULT,
+  toGeminiContents,
+} from '../../src/index.js';
 import { deepFreeze } from '../support/lossless.js';
 
 /** One test per Gemini contents rule: found at its native index, and what the repair makes of it. */
@@ -13,9 +20,9 @@ const response = (name: string, value: unknown = { output: 'ok' }, id?: string) 
   functionResponse: { ...(id === undefined ? {} : { id }), name, response: value },
 });
 const rules = (input: unknown[]) =>
-  checkFormat('gemini-contents', input).map((violation) => `${violation.rule}@${violation.index}`);
-const fix = (input: unknown[], options: Parameters<typeof repairFormat>[2] = {}) =>
-  repairFormat('gemini-contents', deepFreeze(input), options);
+  check(input, { format: 'gemini-contents' }).map((violation) => `${violation.rule}@${violation.index}`);
+const fix = (input: unknown[], options: RepairOptions = {}) =>
+  repair(deepFreeze(input), { ...options, format: 'gemini-contents' });
 
 describe('gemini-contents converter', () => {
   test('calls without ids pair with their responses by name and order; the ids made up are never written back', () => {
@@ -40,7 +47,7 @@ describe('gemini-contents converter', () => {
       model({ function_call: { name: 'f', args: {} } }),
       user({ function_response: { name: 'f', response: {} } }),
     ];
-    assert.deepEqual(checkFormat('gemini-contents', history), []);
+    assert.deepEqual(check(history, { format: 'gemini-contents' }), []);
     assert.deepEqual(toGeminiContents(fromGeminiContents(history).messages), history);
   });
 });

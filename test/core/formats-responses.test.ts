@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkFormat, fromResponsesInput, repairFormat, SYNTHETIC_RESULT, toResponsesInput } from '../../src/index.js';
+import {
+  check,
+  fromResponsesInput,
+  type RepairOptions,
+  repair,
+  SYNTHETIC_RESULT,
+  toResponsesInput,
+} from '../../src/index.js';
 import { deepFreeze } from '../support/lossless.js';
 
 /** One test per Responses input rule: found at its native index, and what the repair makes of it. */
@@ -19,9 +26,9 @@ const output = (callId: string, value = '{"temp_c":18}') => ({
 });
 const reasoning = (id: string) => ({ type: 'reasoning', id, summary: [], encrypted_content: 'gAAA' });
 const rules = (input: unknown[]) =>
-  checkFormat('responses-input', input).map((violation) => `${violation.rule}@${violation.index}`);
-const fix = (input: unknown[], options: Parameters<typeof repairFormat>[2] = {}) =>
-  repairFormat('responses-input', deepFreeze(input), options);
+  check(input, { format: 'responses-input' }).map((violation) => `${violation.rule}@${violation.index}`);
+const fix = (input: unknown[], options: RepairOptions = {}) =>
+  repair(deepFreeze(input), { ...options, format: 'responses-input' });
 
 describe('responses-input converter', () => {
   test('a run of function_call items is one assistant message; outputs are tool messages; other items ride along verbatim', () => {

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import {
-  checkFormat,
-  type FormatName,
-  type FormatRepairOptions,
+  check,
   fromAnthropicMessages,
   fromGeminiContents,
   fromResponsesInput,
   type Message,
-  repairFormat,
+  type NativeFormatName,
+  type RepairOptions,
+  repair,
   toAnthropicMessages,
   toGeminiContents,
   toResponsesInput,
@@ -26,9 +26,9 @@ import { assertNativeNothingLost, assertNativeUntouchedSame } from '../support/n
 const runs = Math.max(50, Math.floor(Number(process.env['UNSTUCK_PROPERTY_RUNS'] ?? 10_400) / 30));
 const seed =
   process.env['UNSTUCK_PROPERTY_SEED'] === undefined ? 20261130 : Number(process.env['UNSTUCK_PROPERTY_SEED']);
-const formats: FormatName[] = ['anthropic-messages', 'gemini-contents', 'responses-input'];
+const formats: NativeFormatName[] = ['anthropic-messages', 'gemini-contents', 'responses-input'];
 const converters: Record<
-  FormatName,
+  NativeFormatName,
   { from: (input: unknown[]) => { messages: Message[] }; to: (messages: Message[]) => unknown[] }
 > = {
   'anthropic-messages': { from: fromAnthropicMessages, to: toAnthropicMessages },
@@ -61,8 +61,8 @@ for (const format of formats) {
     fc.assert(
       fc.property(validNative(format), (history) => {
         const frozen = deepFreeze(history);
-        assert.deepEqual(checkFormat(format, frozen), []);
-        const result = repairFormat(format, frozen);
+        assert.deepEqual(check(frozen, { format }), []);
+        const result = repair(frozen, { format });
         assert.equal(result.messages, frozen);
         assert.deepEqual(result.changes, []);
       }),
@@ -74,16 +74,16 @@ for (const format of formats) {
     fc.assert(
       fc.property(
         damagedNative(format),
-        fc.constantFrom<FormatRepairOptions['unanswered']>('synthesize', 'strip'),
-        fc.constantFrom<FormatRepairOptions['orphans']>('to-user', 'drop'),
+        fc.constantFrom<RepairOptions['unanswered']>('synthesize', 'strip'),
+        fc.constantFrom<RepairOptions['orphans']>('to-user', 'drop'),
         ({ damaged }, unanswered, orphans) => {
-          const options: FormatRepairOptions = {
+          const options: RepairOptions = {
             unanswered: unanswered ?? 'synthesize',
             orphans: orphans ?? 'to-user',
           };
           const frozen = deepFreeze(damaged);
-          const result = repairFormat(format, frozen, options);
-          const left = checkFormat(format, result.messages, options);
+          const result = repair(frozen, { ...options, format });
+          const left = check(result.messages, { ...options, format });
           assert.deepEqual(
             left,
             result.remaining.map(({ why: _why, ...violation }) => violation),
@@ -94,7 +94,7 @@ for (const format of formats) {
               callersOwn.has(violation.rule),
               `nothing a repair can fix remains: ${violation.rule} ${violation.message}`,
             );
-          const again = repairFormat(format, result.messages, options);
+          const again = repair(result.messages, { ...options, format });
           assert.equal(
             again.changed,
             false,

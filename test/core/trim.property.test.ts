@@ -3,16 +3,15 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import {
   check,
-  checkFormat,
   createTokenEstimator,
+  type FormatName,
   fromAnthropicMessages,
   fromGeminiContents,
   fromResponsesInput,
-  isPairingRule,
+  isHealableRule,
   type Message,
   type ProfileName,
   TRIMMED_RESULT,
-  type TrimFormat,
   trim,
 } from '../../src/index.js';
 import { corrupted, shapeOf, validHistory } from '../support/histories.js';
@@ -31,7 +30,7 @@ const chatProfiles: ProfileName[] = ['openai', 'deepseek', 'mistral', 'anthropic
 
 interface Case {
   name: string;
-  format: TrimFormat;
+  format: FormatName;
   history: fc.Arbitrary<unknown[]>;
   /** Violations of the format's rules (at history scope for chat). */
   violations(items: readonly unknown[]): unknown[];
@@ -57,21 +56,21 @@ const cases: Case[] = [
     name: 'anthropic-messages',
     format: 'anthropic-messages',
     history: validNative('anthropic-messages'),
-    violations: (items) => checkFormat('anthropic-messages', items),
+    violations: (items) => check(items, { format: 'anthropic-messages' }),
     convert: fromAnthropicMessages,
   },
   {
     name: 'gemini-contents',
     format: 'gemini-contents',
     history: validNative('gemini-contents'),
-    violations: (items) => checkFormat('gemini-contents', items),
+    violations: (items) => check(items, { format: 'gemini-contents' }),
     convert: fromGeminiContents,
   },
   {
     name: 'responses-input',
     format: 'responses-input',
     history: validNative('responses-input'),
-    violations: (items) => checkFormat('responses-input', items),
+    violations: (items) => check(items, { format: 'responses-input' }),
     convert: fromResponsesInput,
   },
 ];
@@ -215,13 +214,13 @@ for (const profile of ['openai', 'deepseek'] as ProfileName[]) {
           `${violation.rule}:${violation.toolCallId ?? ''}`;
         const before = new Set(
           check(frozen, { profile })
-            .filter((violation) => isPairingRule(violation.rule))
+            .filter((violation) => isHealableRule(violation.rule))
             .map(key),
         );
         for (const mode of ['drop', 'placeholder'] as const) {
           const result = trim(frozen, { maxTokens, mode });
           const added = check(result.items, { profile }).filter(
-            (violation) => isPairingRule(violation.rule) && !before.has(key(violation)),
+            (violation) => isHealableRule(violation.rule) && !before.has(key(violation)),
           );
           assert.deepEqual(
             added,

@@ -11,13 +11,12 @@ import {
 import { seedShapedHistory } from '../../bench/support/seed-history.js';
 import {
   check,
-  checkFormat,
   createTokenEstimator,
+  type FormatName,
   isUnstuckError,
   type Message,
   serializedChars,
   TRIMMED_RESULT,
-  type TrimFormat,
   trim,
 } from '../../src/index.js';
 
@@ -221,7 +220,7 @@ test('placeholder mode in each native format puts the marker where the result wa
       { type: 'text', text: 'and then?' },
     ],
   });
-  assert.deepEqual(checkFormat('anthropic-messages', cleared.items), []);
+  assert.deepEqual(check(cleared.items, { format: 'anthropic-messages' }), []);
 
   const gemini = [
     { role: 'user', parts: [{ text: 'go' }] },
@@ -239,7 +238,7 @@ test('placeholder mode in each native format puts the marker where the result wa
     role: 'user',
     parts: [{ functionResponse: { name: 'read', response: { output: TRIMMED_RESULT } } }],
   });
-  assert.deepEqual(checkFormat('gemini-contents', geminiCleared.items), []);
+  assert.deepEqual(check(geminiCleared.items, { format: 'gemini-contents' }), []);
 
   const responses = [
     { role: 'user', content: 'go' },
@@ -270,7 +269,7 @@ test('Responses: a function_call is never kept without the reasoning item before
     estimator: createTokenEstimator({ charsPerToken: 1 }),
   });
   assert.deepEqual(result.omitted, [1, 2, 3]);
-  assert.deepEqual(checkFormat('responses-input', result.items), []);
+  assert.deepEqual(check(result.items, { format: 'responses-input' }), []);
 });
 
 test('the estimator learns the ratio from usage, within bounds', () => {
@@ -308,7 +307,7 @@ test('on the seed-sized history trim keeps the newest turns under a 128k window,
 
 test('bad options are one clear error, never a crash inside', () => {
   assert.throws(
-    () => trim([], { maxTokens: 10, format: 'openai-messages' as TrimFormat }),
+    () => trim([], { maxTokens: 10, format: 'openai-messages' as FormatName }),
     (error: unknown) =>
       isUnstuckError(error) &&
       error.code === 'USAGE' &&

@@ -6,13 +6,11 @@ import type { Finding, RuleContext } from '../../src/core/rules/rule.js';
 import { scanToolBlocks } from '../../src/core/tool-block-scan.js';
 import {
   check,
-  checkFormat,
   getProfile,
   type Message,
   type ProfileName,
   type RepairOptions,
   repair,
-  repairFormat,
   toAnthropicMessages,
   toGeminiContents,
   toResponsesInput,
@@ -167,16 +165,16 @@ test('the native formats repair a damaged wide block valid and idempotently', ()
     fc.property(wideDamaged, fc.constantFrom(0, 1, 2), (messages, which) => {
       const [format, convert] = formats[which] as (typeof formats)[number];
       const native = convert(messages);
-      const result = repairFormat(format, native);
+      const result = repair(native, { format });
       assert.deepEqual(
         result.remaining.filter((violation) => violation.rule !== 'tool-call-id-duplicate'),
         [],
       );
       assert.deepEqual(
-        checkFormat(format, result.messages).map((violation) => violation.rule),
+        check(result.messages, { format }).map((violation) => violation.rule),
         result.remaining.map((violation) => violation.rule),
       );
-      assert.equal(repairFormat(format, result.messages).changed, false, 'idempotent');
+      assert.equal(repair(result.messages, { format }).changed, false, 'idempotent');
     }),
     { numRuns: runs, seed },
   );
@@ -232,8 +230,8 @@ for (const [format, convert] of [
           best,
           cpuMs(() => {
             for (const native of natives) {
-              checkFormat(format, native);
-              repairFormat(format, native);
+              check(native, { format });
+              repair(native, { format });
             }
           }),
         );

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { poisonings } from '../../e2e/agents/poison.js';
-import { checkFormat } from '../../src/core/index.js';
+import { check } from '../../src/core/index.js';
 
 /**
  * The e2e harness's poisonings, on the real session file Claude Code 2.1.332 wrote: each changes
@@ -47,5 +47,5 @@ test('the whitespace poisoning links a blank text event of the same message betw
     { role: 'user', content: 'read' },
     { role: 'assistant', content: [...blank.message.content, ...call.message.content] },
   ];
-  assert.equal(checkFormat('anthropic-messages', joined)[0]?.rule, 'text-block-empty');
+  assert.equal(check(joined, { format: 'anthropic-messages' })[0]?.rule, 'text-block-empty');
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { check } from '../../src/core/check.js';
 import type { Message } from '../../src/core/messages.js';
-import { isPairingRule } from '../../src/core/rule-ids.js';
+import { isHealableRule } from '../../src/core/rule-ids.js';
 import type { SessionStore } from '../../src/session/index.js';
 import { createJournalStore, createTranscriptStore } from '../../src/session/index.js';
 import {
@@ -49,7 +49,7 @@ function dumpedSessionHistory(): Message[] {
 }
 
 function pairingViolations(messages: Message[]) {
-  return check(messages, { profile: 'deepseek' }).filter((violation) => isPairingRule(violation.rule));
+  return check(messages, { profile: 'deepseek' }).filter((violation) => isHealableRule(violation.rule));
 }
 
 async function withStores(

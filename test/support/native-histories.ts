@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { FormatChange, FormatName } from '../../src/index.js';
+import type { Change, FormatName } from '../../src/index.js';
 
 /**
  * What a repair of a native history must never lose silently: every text, call input and result
@@ -54,7 +54,7 @@ export function assertNativeNothingLost(
   format: FormatName,
   input: readonly unknown[],
   output: readonly unknown[],
-  changes: readonly FormatChange[],
+  changes: readonly Change[],
 ): void {
   const named = new Set(changes.map((change) => change.index));
   const haystack = output.map((element) => nativeTexts(format, element).join('\u0000')).join('\u0001');
@@ -71,7 +71,7 @@ export function assertNativeNothingLost(
 export function assertNativeUntouchedSame(
   input: readonly unknown[],
   output: readonly unknown[],
-  changes: readonly FormatChange[],
+  changes: readonly Change[],
 ): void {
   const named = new Set(changes.map((change) => change.index));
   const present = new Set(output);

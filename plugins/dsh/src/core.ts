@@ -4,5 +4,7 @@
  * dependency on an `unstuck` package. This file is the one place that crosses into the core.
  */
 
+// Internal to the core (not on its public entry point): the plugin bundles the core's source, so it takes it from there.
+export { fnv1a } from '../../../src/core/ids.js';
 export type { Message, Violation } from '../../../src/core/index.js';
-export { check, classifyError, fnv1a, isPairingRule, repair } from '../../../src/core/index.js';
+export { check, classifyError, isHealableRule, repair } from '../../../src/core/index.js';

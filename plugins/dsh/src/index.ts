@@ -19,7 +19,7 @@
 import type { Context } from '@deepseek-ai/cordis';
 import z from '@deepseek-ai/schemastery';
 import { applyEdits } from './apply-edits.js';
-import { check, classifyError, isPairingRule } from './core.js';
+import { check, classifyError, isHealableRule } from './core.js';
 import { findDangling } from './dangling.js';
 import { type FailureLike, isResultOnly, isToolResult, type Message, type Session, type UserMessage } from './host.js';
 import { planBalance } from './plan-balance.js';
@@ -75,14 +75,14 @@ function normalise(text: string): string {
 export function isPairingFailure(failure: FailureLike, session?: Session, model?: string): boolean {
   if (failure.status !== 400 || failure.code !== 'INVALID_REQUEST') return false;
   const classified = classifyError(400, { error: { message: failure.message, type: 'invalid_request_error' } });
-  if (classified !== undefined) return isPairingRule(classified.rule);
+  if (classified !== undefined) return isHealableRule(classified.rule);
   if (session === undefined) return false;
   const wanted = normalise(failure.message);
   const violations = check(toWire(visibleMessages(session)).messages, {
     profile: 'deepseek',
     ...(model === undefined ? {} : { model }),
   });
-  return violations.some((violation) => isPairingRule(violation.rule) && normalise(violation.message) === wanted);
+  return violations.some((violation) => isHealableRule(violation.rule) && normalise(violation.message) === wanted);
 }
 
 export function apply(ctx: Context, config: Config): void {

@@ -1,6 +1,5 @@
 import { check } from '../../core/check.js';
 import { isUnstuckError } from '../../core/errors.js';
-import { checkFormat } from '../../core/formats/check-format.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { describeFailure } from '../describe-failure.js';
@@ -33,13 +32,9 @@ export const checkCommand: Command = {
         continue;
       }
       // Another provider's wire is checked by its own rules; --profile names OpenAI-chat providers.
-      const native = document.native;
-      const violations =
-        native === undefined || document.wire === 'openai-chat'
-          ? check(document.messages, flags)
-          : checkFormat(document.wire, native, flags.thinking === undefined ? {} : { thinking: flags.thinking });
+      const violations = check(document.items, { ...flags, format: document.wire });
       const rules = document.wire === 'openai-chat' ? flags.profile : document.wire;
-      const count = native?.length ?? document.messages.length;
+      const count = document.items.length;
       const label = elementLabel(document.wire);
       if ((violations.length > 0 || document.problems.length > 0) && exit === EXIT.ok) exit = EXIT.violations;
       if (values['json'] === true) {

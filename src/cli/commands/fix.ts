@@ -2,12 +2,11 @@ import { Buffer } from 'node:buffer';
 import { access, lstat, readlink, stat } from 'node:fs/promises';
 import { check } from '../../core/check.js';
 import { UnstuckError } from '../../core/errors.js';
-import { checkFormat } from '../../core/formats/check-format.js';
-import type { FormatRepairOptions } from '../../core/formats/format-types.js';
-import { repairFormat } from '../../core/formats/repair-format.js';
 import type { Message } from '../../core/messages.js';
-import { type RepairOptions, repair } from '../../core/repair.js';
-import { createTranscriptStore, writeFileAtomic } from '../../session/index.js';
+import type { RepairOptions, RepairResult } from '../../core/options.js';
+import { repair } from '../../core/repair.js';
+import { writeFileAtomic } from '../../session/atomic-write.js';
+import { createTranscriptStore } from '../../session/index.js';
 import type { WriterLock } from '../../session/writer-lock.js';
 import { acquireWriterLock } from '../../session/writer-lock.js';
 import type { Command } from '../command.js';
@@ -94,21 +93,10 @@ async function fixFile(
   lock: WriterLock | undefined,
 ): Promise<number> {
   const document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io);
-  const native = document.wire === 'openai-chat' ? undefined : document.native;
-  let before: unknown[];
-  let result: Outcome;
-  if (native === undefined || document.wire === 'openai-chat') {
-    before = check(document.messages, options);
-    result = repair(document.messages, options);
-  } else {
-    // Another provider's wire: repaired by its own rules, and written back in it.
-    const formatOptions: FormatRepairOptions = {};
-    if (options.unanswered !== undefined) formatOptions.unanswered = options.unanswered;
-    if (options.orphans !== undefined) formatOptions.orphans = options.orphans;
-    if (options.thinking !== undefined) formatOptions.thinking = options.thinking;
-    before = checkFormat(document.wire, native, formatOptions);
-    result = repairFormat(document.wire, native, formatOptions);
-  }
+  // Another provider's wire is repaired by its own rules, and written back in it.
+  const wireOptions: RepairOptions = { ...options, format: document.wire };
+  const before = check(document.items, wireOptions);
+  const result = repair(document.items, wireOptions);
   const changed = result.changed || document.problems.length > 0;
   // Unchanged: the original bytes, not a re-serialisation.
   const output = changed ? formatRepaired(document, result.messages) : originalText(document);
@@ -215,7 +203,7 @@ function writeReport(
   io: Parameters<Command['run']>[1],
   file: string,
   problems: readonly { file: string; line?: number; why: string }[],
-  result: Outcome,
+  result: RepairResult<unknown>,
   wrote: boolean,
   changed: boolean,
   label: string,
@@ -234,12 +222,4 @@ function writeReport(
     ? `${file}: valid, nothing to repair`
     : `${file}: ${result.changes.length} change${result.changes.length === 1 ? '' : 's'}${wrote ? `, written (original kept as ${file}.bak)` : ''}${unreadable > 0 ? `, ${unreadable} line(s) that cannot be read are left out of the output` : ''}${result.remaining.length > 0 ? `, ${result.remaining.length} violation(s) remain` : ''}`;
   io.stderr.write(`${[head, ...lines].join('\n')}\n`);
-}
-
-/** What check and fix report, the same for OpenAI chat and the other wires. */
-interface Outcome {
-  messages: readonly unknown[];
-  changes: readonly { kind: string; index: number; toolCallId?: string; detail: string }[];
-  remaining: readonly { rule: string; index: number; message: string; why: string }[];
-  changed: boolean;
 }

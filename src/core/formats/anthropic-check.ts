@@ -1,5 +1,6 @@
+import type { CheckOptions } from '../options.js';
+import type { Violation } from '../violation.js';
 import { isToolResultBlock, isToolUseBlock } from './anthropic-messages.js';
-import type { FormatCheckOptions, FormatViolation } from './format-types.js';
 import { isRecord } from './native-tag.js';
 
 /**
@@ -14,9 +15,9 @@ const orphan = (index: number, position: number, id: string) =>
   `messages.${index}.content.${position}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
 const THINKING_DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 
-export function checkAnthropicMessages(input: readonly unknown[], options: FormatCheckOptions = {}): FormatViolation[] {
-  const violations: FormatViolation[] = [];
-  const report = (violation: FormatViolation) => violations.push(violation);
+export function checkAnthropicMessages(input: readonly unknown[], options: CheckOptions = {}): Violation[] {
+  const violations: Violation[] = [];
+  const report = (violation: Violation) => violations.push(violation);
   if (input.length === 0)
     report({ rule: 'empty-messages', index: 0, message: 'messages: messages must have at least one element' });
   const seenIds = new Set<string>();
@@ -100,7 +101,7 @@ function checkCalls(
   content: unknown[],
   seenIds: Set<string>,
   splitResults: Set<string>,
-  report: (violation: FormatViolation) => void,
+  report: (violation: Violation) => void,
 ): void {
   const ids: string[] = [];
   const listed = new Set<string>(); // `ids` as a set: a message may hold 10^5 tool_use blocks
@@ -185,7 +186,7 @@ function checkResults(
   index: number,
   content: unknown[],
   splitResults: Set<string>,
-  report: (violation: FormatViolation) => void,
+  report: (violation: Violation) => void,
 ): void {
   const previous = input[index - 1];
   const callIds = new Set<unknown>();
@@ -229,7 +230,7 @@ function checkResults(
  * signed thinking block (CATALOGUE anthropic/thinking-block-missing). The loop is current when
  * nothing but tool results follows the last assistant message with tool_use.
  */
-function checkThinking(input: readonly unknown[], report: (violation: FormatViolation) => void): void {
+function checkThinking(input: readonly unknown[], report: (violation: Violation) => void): void {
   for (let index = input.length - 1; index >= 0; index -= 1) {
     const message = input[index];
     if (!isRecord(message)) return;

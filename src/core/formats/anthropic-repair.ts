@@ -1,3 +1,5 @@
+import type { Change } from '../changes.js';
+import type { RepairOptions, RepairResult } from '../options.js';
 import type { RuleId } from '../rule-ids.js';
 import { checkAnthropicMessages } from './anthropic-check.js';
 import {
@@ -7,7 +9,6 @@ import {
   isToolUseBlock,
 } from './anthropic-messages.js';
 import { type NativeEntry, preview, repairThroughCore } from './core-pass.js';
-import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
 import { isRecord } from './native-tag.js';
 import { pairingProfile } from './pairing-profile.js';
 
@@ -38,13 +39,10 @@ const WHY: Partial<Record<RuleId, string>> = {
  * same-role messages merged (split parallel results come together, tool_result blocks first),
  * then the core's pairing repair on the converted form, then the turns settled again.
  */
-export function repairAnthropicMessages(
-  input: readonly unknown[],
-  options: FormatRepairOptions = {},
-): FormatRepairResult {
+export function repairAnthropicMessages(input: readonly unknown[], options: RepairOptions = {}): RepairResult<unknown> {
   if (checkAnthropicMessages(input, options).length === 0)
     return { messages: input as unknown[], changes: [], remaining: [], changed: false };
-  const changes: FormatChange[] = [];
+  const changes: Change[] = [];
   let entries: NativeEntry[] = [];
   input.forEach((value, origin) => {
     if (!isRecord(value) || typeof value['role'] !== 'string') {
@@ -90,7 +88,7 @@ export function repairAnthropicMessages(
 function dropEmptyTextBlocks(
   message: Record<string, unknown>,
   origin: number,
-  changes: FormatChange[],
+  changes: Change[],
 ): Record<string, unknown> {
   const content = message['content'];
   if (!Array.isArray(content)) return message;
@@ -118,7 +116,7 @@ function isEmpty(content: unknown): boolean {
 }
 
 /** Empty messages dropped (a final assistant prefill may stay empty); consecutive same-role messages merged. */
-function settleTurns(entries: NativeEntry[], changes: FormatChange[]): NativeEntry[] {
+function settleTurns(entries: NativeEntry[], changes: Change[]): NativeEntry[] {
   const kept = entries.filter((entry, position) => {
     const message = entry.value as Record<string, unknown>;
     if (!isEmpty(message['content']) || (position === entries.length - 1 && message['role'] === 'assistant'))

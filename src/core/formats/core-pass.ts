@@ -1,6 +1,8 @@
+import type { Change } from '../changes.js';
 import type { Message } from '../messages.js';
-import { type RepairOptions, repair } from '../repair.js';
-import type { Converted, FormatChange } from './format-types.js';
+import type { RepairOptions } from '../options.js';
+import { repairChat } from '../repair-chat.js';
+import type { Converted } from './format-types.js';
 
 /** A native element on its way through a repair, with the index it had in the input. */
 export interface NativeEntry {
@@ -37,7 +39,7 @@ export function repairThroughCore(
   entries: NativeEntry[],
   converter: Converter,
   options: RepairOptions,
-  changes: FormatChange[],
+  changes: Change[],
   plan: (values: unknown[]) => CorePlan,
 ): NativeEntry[] {
   const values = entries.map((entry) => entry.value);
@@ -81,10 +83,10 @@ function repairSlice(
   entries: NativeEntry[],
   converter: Converter,
   options: RepairOptions,
-  changes: FormatChange[],
+  changes: Change[],
 ): NativeEntry[] {
   const converted = converter.from(entries.map((entry) => entry.value));
-  const result = repair(converted.messages, options);
+  const result = repairChat(converted.messages, options);
   if (!result.changed) return entries;
   const originOf = (convertedIndex: number) => (entries[converted.origins[convertedIndex] ?? 0] as NativeEntry).origin;
   for (const change of result.changes) changes.push({ ...change, index: originOf(change.index) });

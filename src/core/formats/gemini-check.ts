@@ -1,4 +1,4 @@
-import type { FormatViolation } from './format-types.js';
+import type { Violation } from '../violation.js';
 import { callOf, responseOf, roleOf } from './gemini-contents.js';
 import { isRecord } from './native-tag.js';
 
@@ -59,9 +59,9 @@ export function countResponses(content: unknown): number {
     : 0;
 }
 
-export function checkGeminiContents(input: readonly unknown[]): FormatViolation[] {
-  const violations: FormatViolation[] = [];
-  const report = (violation: FormatViolation) => violations.push(violation);
+export function checkGeminiContents(input: readonly unknown[]): Violation[] {
+  const violations: Violation[] = [];
+  const report = (violation: Violation) => violations.push(violation);
   if (input.length === 0)
     report({
       rule: 'empty-messages',

@@ -1,5 +1,5 @@
 import { type Content, isMessage, type Message, type ToolCall } from '../messages.js';
-import { SYNTHETIC_RESULT } from '../repair/pair-tool-blocks.js';
+import { SYNTHETIC_RESULT } from '../synthetic-result.js';
 import type { Converted } from './format-types.js';
 import { argumentsText, isRecord, parseArguments, positionsByOrigin, setTag, tagOf } from './native-tag.js';
 

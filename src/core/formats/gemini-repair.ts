@@ -1,6 +1,7 @@
+import type { Change } from '../changes.js';
+import type { RepairOptions, RepairResult } from '../options.js';
 import type { RuleId } from '../rule-ids.js';
 import { type NativeEntry, preview, repairThroughCore } from './core-pass.js';
-import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
 import { checkGeminiContents, countCalls, countResponses, isDatalessPart, isEmptyTextPart } from './gemini-check.js';
 import { buildGeminiContents, callOf, fromGeminiContents, roleOf } from './gemini-contents.js';
 import { isRecord } from './native-tag.js';
@@ -28,10 +29,10 @@ const RENAMED: Record<string, string> = { assistant: 'model', tool: 'user', func
  * converted form (responses moved next to their call turn, error responses for unanswered calls,
  * orphan responses kept as text). Repeated until the contents settle (twice at most in practice).
  */
-export function repairGeminiContents(input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
+export function repairGeminiContents(input: readonly unknown[], options: RepairOptions = {}): RepairResult<unknown> {
   if (checkGeminiContents(input).length === 0)
     return { messages: input as unknown[], changes: [], remaining: [], changed: false };
-  const changes: FormatChange[] = [];
+  const changes: Change[] = [];
   let entries: NativeEntry[] = [];
   input.forEach((value, origin) => {
     if (!isRecord(value))
@@ -67,7 +68,7 @@ export function repairGeminiContents(input: readonly unknown[], options: FormatR
   return { messages, changes, remaining, changed: changes.length > 0 };
 }
 
-function settleTurns(entries: NativeEntry[], options: FormatRepairOptions, changes: FormatChange[]): NativeEntry[] {
+function settleTurns(entries: NativeEntry[], options: RepairOptions, changes: Change[]): NativeEntry[] {
   const out: NativeEntry[] = [];
   // The last turn out: whether it holds responses, and its parts once turns were merged into it (an
   // array of our own, appended to in place: copying it per merge is quadratic in a run of 10^5 turns).

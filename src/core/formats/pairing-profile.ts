@@ -1,5 +1,5 @@
-import type { Profile, ProfileName } from '../profiles.js';
-import * as rules from '../rules/index.js';
+import type { Profile, ProfileName } from '../profile.js';
+import { pairingRules } from '../rules/pairing-rules.js';
 
 /**
  * The profile the core's repair runs with on a converted history: only the pairing rules (every
@@ -12,16 +12,7 @@ export function pairingProfile(name: ProfileName, uniqueIdsAcrossRequest: boolea
     name,
     dialect: 'openai',
     description: 'pairing rules only, for a history converted from another wire format',
-    rules: [
-      rules.toolCallsUnanswered,
-      rules.toolResultOrphan,
-      rules.toolResultNotAdjacent,
-      rules.toolResultIdMismatch,
-      rules.toolResultDuplicate,
-      rules.toolCallIdMissing,
-      rules.toolCallIdDuplicate,
-      rules.messageMalformed,
-    ],
+    rules: pairingRules,
     roles: new Set(['system', 'developer', 'user', 'assistant', 'tool']),
     uniqueIdsAcrossRequest,
     nativeContent: true,

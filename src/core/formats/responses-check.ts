@@ -1,4 +1,4 @@
-import type { FormatViolation } from './format-types.js';
+import type { Violation } from '../violation.js';
 import { isRecord } from './native-tag.js';
 import { isMessageItem, itemType } from './responses-input.js';
 
@@ -23,9 +23,9 @@ export function isProducedItem(item: unknown): boolean {
   return type.endsWith('_call');
 }
 
-export function checkResponsesInput(input: readonly unknown[]): FormatViolation[] {
-  const violations: FormatViolation[] = [];
-  const report = (violation: FormatViolation) => violations.push(violation);
+export function checkResponsesInput(input: readonly unknown[]): Violation[] {
+  const violations: Violation[] = [];
+  const report = (violation: Violation) => violations.push(violation);
   const itemIds = new Set<string>();
   const callIds = new Set<string>();
   const owed = new Map<string, number>();

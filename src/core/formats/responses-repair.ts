@@ -1,7 +1,8 @@
-import { SYNTHETIC_RESULT } from '../repair/pair-tool-blocks.js';
+import type { Change } from '../changes.js';
+import type { RepairOptions, RepairResult } from '../options.js';
 import type { RuleId } from '../rule-ids.js';
+import { SYNTHETIC_RESULT } from '../synthetic-result.js';
 import { type NativeEntry, preview } from './core-pass.js';
-import type { FormatChange, FormatRepairOptions, FormatRepairResult } from './format-types.js';
 import { isRecord } from './native-tag.js';
 import { checkResponsesInput, isProducedItem } from './responses-check.js';
 import { itemType, type ResponsesItem } from './responses-input.js';
@@ -19,10 +20,10 @@ const WHY: Partial<Record<RuleId, string>> = {
  * never answered given an error output right after its run of calls (or stripped), and a reasoning
  * item without the item it produced dropped (its encrypted content cannot be replayed alone).
  */
-export function repairResponsesInput(input: readonly unknown[], options: FormatRepairOptions = {}): FormatRepairResult {
+export function repairResponsesInput(input: readonly unknown[], options: RepairOptions = {}): RepairResult<unknown> {
   if (checkResponsesInput(input).length === 0)
     return { messages: input as unknown[], changes: [], remaining: [], changed: false };
-  const changes: FormatChange[] = [];
+  const changes: Change[] = [];
   let entries: NativeEntry[] = [];
   input.forEach((value, origin) => {
     if (!isRecord(value) || itemType(value) === '')
@@ -46,7 +47,7 @@ const callIdOf = (entry: NativeEntry) =>
   typeof item(entry)['call_id'] === 'string' ? (item(entry)['call_id'] as string) : '';
 
 /** An item repeated with the same id: the exact copy goes; a different item keeps its content and loses the clashing id. */
-function dropDuplicates(entries: NativeEntry[], changes: FormatChange[]): NativeEntry[] {
+function dropDuplicates(entries: NativeEntry[], changes: Change[]): NativeEntry[] {
   const byId = new Map<string, string>();
   const callAnswered = new Map<string, boolean>();
   const out: NativeEntry[] = [];
@@ -104,7 +105,7 @@ function canonicalCall(value: ResponsesItem): string {
 }
 
 /** Outputs paired with calls by call_id, first open call first; reused call_ids renamed; outputs without a call kept as text. */
-function pairByCallId(entries: NativeEntry[], options: FormatRepairOptions, changes: FormatChange[]): NativeEntry[] {
+function pairByCallId(entries: NativeEntry[], options: RepairOptions, changes: Change[]): NativeEntry[] {
   const taken = new Set(entries.map(callIdOf).filter((id) => id !== ''));
   // Per call_id, its calls in order and the first still unanswered (outputs answer first open first, so `next` only moves on).
   const open = new Map<string, { calls: { id: string; answered: boolean }[]; next: number }>();
@@ -216,7 +217,7 @@ function orphanAsText(value: ResponsesItem): ResponsesItem {
 }
 
 /** Every call answered: an error output right after its run of calls, or (policy strip) the call removed. */
-function answerOrStrip(entries: NativeEntry[], options: FormatRepairOptions, changes: FormatChange[]): NativeEntry[] {
+function answerOrStrip(entries: NativeEntry[], options: RepairOptions, changes: Change[]): NativeEntry[] {
   const answered = new Set(entries.filter((entry) => itemType(item(entry)) === 'function_call_output').map(callIdOf));
   const out: NativeEntry[] = [];
   let pending: NativeEntry[] = [];
@@ -257,7 +258,7 @@ function answerOrStrip(entries: NativeEntry[], options: FormatRepairOptions, cha
   return out;
 }
 
-function dropDanglingReasoning(entries: NativeEntry[], changes: FormatChange[]): NativeEntry[] {
+function dropDanglingReasoning(entries: NativeEntry[], changes: Change[]): NativeEntry[] {
   let current = entries;
   for (;;) {
     const next = current.filter((entry, position) => {

@@ -1,6 +1,7 @@
 import type { Change } from '../changes.js';
 import type { Message } from '../messages.js';
-import type { Profile } from '../profiles.js';
+import type { RepairPolicy } from '../options.js';
+import type { Profile } from '../profile.js';
 
 /** A message on its way through the repair, with the index it had in the input. */
 export interface Entry {
@@ -10,8 +11,8 @@ export interface Entry {
 
 export interface RepairContext {
   profile: Profile;
-  unanswered: 'synthesize' | 'strip';
-  orphans: 'to-user' | 'drop';
+  unanswered: NonNullable<RepairPolicy['unanswered']>;
+  orphans: NonNullable<RepairPolicy['orphans']>;
   strongest: boolean;
   /** Fold a user message that repeats the one before it (policy foldRepeatedUserMessages, default true). */
   foldRepeats: boolean;

@@ -1,5 +1,6 @@
 import { hasToolCalls, type Message, type ToolCall } from '../messages.js';
 import { isSameUserMessage } from '../rules/user-message-repeated.js';
+import { SYNTHETIC_RESULT } from '../synthetic-result.js';
 import { copyOf, type Entry, type RepairContext } from './context.js';
 import { preview } from './normalize.js';
 
@@ -29,9 +30,6 @@ function firstOwed(queue: SlotQueue | undefined): Slot | undefined {
   while (queue.next < queue.slots.length && (queue.slots[queue.next] as Slot).answered) queue.next += 1;
   return queue.slots[queue.next];
 }
-
-export const SYNTHETIC_RESULT =
-  'Error: this tool call did not complete, so it has no result (the run was interrupted, crashed or cancelled before the tool answered). Decide what to do next: retry the call if it is still needed.';
 
 /**
  * Puts every tool block right: an assistant message with calls, then exactly one result per call.

@@ -1,9 +1,8 @@
 import type { Message } from '../messages.js';
-import type { Profile } from '../profiles.js';
+import type { Dialect, ProfileTraits } from '../profile-traits.js';
 import type { RuleId } from '../rule-ids.js';
 
-/** Provider keys of the wording table: which provider's own error text a violation reads like. */
-export type Dialect = 'openai' | 'deepseek' | 'qwen' | 'mistral' | 'moonshot' | 'groq';
+export type { Dialect } from '../profile-traits.js';
 
 /** What a rule found, before it is worded for a provider. */
 export interface Finding {
@@ -16,7 +15,7 @@ export interface Finding {
 
 export interface RuleContext {
   readonly messages: readonly Message[];
-  readonly profile: Profile;
+  readonly profile: ProfileTraits;
   readonly dialect: Dialect;
   readonly scope: 'history' | 'request';
   readonly thinking: boolean;

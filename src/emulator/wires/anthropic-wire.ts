@@ -1,4 +1,4 @@
-import { checkFormat, getProfile, UnstuckError } from '../../core/index.js';
+import { check, getProfile, UnstuckError } from '../../core/index.js';
 import type { Answer } from '../completion.js';
 import type { EmulatorWire, ErrorKind, WireCheck } from '../wire.js';
 import { isObject, json, namedFrame } from './frames.js';
@@ -27,7 +27,7 @@ const FAULT_TEXT: Record<number, string> = {
 /**
  * Anthropic Messages: `POST /v1/messages` (any query, e.g. Claude Code's `?beta=true`) and
  * `/v1/messages/count_tokens`. The history is checked with the core's Anthropic rules
- * (`checkFormat('anthropic-messages')`), the violation answered with the anthropic profile's own
+ * (`check` with format 'anthropic-messages'), the violation answered with the anthropic profile's own
  * 400 body `{"type":"error","error":{"type":"invalid_request_error","message":…}}`. Answers are a
  * `message` object, or the event stream of https://docs.claude.com/en/docs/build-with-claude/streaming:
  * message_start, content_block_start, ping, content_block_delta (thinking_delta + signature_delta,
@@ -95,7 +95,7 @@ function checkRequest(body: unknown, route: 'generate' | 'count-tokens'): WireCh
   const messages = body['messages'];
   if (messages === undefined) return { kind: 'shape', message: 'messages: Field required' };
   if (!Array.isArray(messages)) return { kind: 'shape', message: 'messages: Input should be a valid list' };
-  return { kind: 'checked', violations: checkFormat('anthropic-messages', messages, { thinking: thinkingOf(body) }) };
+  return { kind: 'checked', violations: check(messages, { format: 'anthropic-messages', thinking: thinkingOf(body) }) };
 }
 
 /** Extended thinking is on for `thinking: {type: "enabled"}` and `{type: "adaptive"}`. */

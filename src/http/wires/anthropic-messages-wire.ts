@@ -1,12 +1,12 @@
-import type { FormatRepairOptions } from '../../core/index.js';
-import { checkFormat, classifyError, repairFormat } from '../../core/index.js';
+import type { RepairOptions, RepairPolicy } from '../../core/index.js';
+import { check, classifyError, repair } from '../../core/index.js';
 import type { HttpWire, SanitizedWireBody, WireBody } from './http-wire.js';
 import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
 
 /**
  * Anthropic Messages: `POST …/v1/messages` and `…/v1/messages/count_tokens`, whatever the base
  * path and query (Claude Code sends `?beta=true`). Repaired with the core's Anthropic format
- * (`repairFormat('anthropic-messages')`); thinking is on for `thinking: {type: "enabled"}` and
+ * (`repair` with format 'anthropic-messages'); thinking is on for `thinking: {type: "enabled"}` and
  * `{type: "adaptive"}`, so the current tool loop's signed thinking block is required and kept.
  */
 export const anthropicMessagesWire: HttpWire = {
@@ -32,22 +32,19 @@ export const anthropicMessagesWire: HttpWire = {
   },
 };
 
-function sanitize(
-  body: WireBody,
-  policy: { unanswered?: 'synthesize' | 'strip'; orphans?: 'to-user' | 'drop' } | undefined,
-): SanitizedWireBody {
+function sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWireBody {
   const messages = body['messages'] as unknown[];
-  const options: FormatRepairOptions = { thinking: thinkingOf(body) };
+  const options: RepairOptions = { format: 'anthropic-messages', thinking: thinkingOf(body) };
   if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
   if (policy?.orphans !== undefined) options.orphans = policy.orphans;
-  const result = repairFormat('anthropic-messages', messages, options);
+  const result = repair(messages, options);
   if (!result.changed) return { body, changed: false, changes: [], rules: [], remaining: result.remaining };
   return {
     body: { ...body, messages: result.messages },
     changed: true,
     changes: result.changes,
     rules: repairedRules(
-      checkFormat('anthropic-messages', messages, { thinking: options.thinking ?? false }),
+      check(messages, { format: 'anthropic-messages', thinking: options.thinking ?? false }),
       result.remaining,
     ),
     remaining: result.remaining,

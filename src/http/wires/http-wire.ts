@@ -1,4 +1,4 @@
-import type { FormatChange, FormatRemaining, RuleId } from '../../core/index.js';
+import type { Change, Remaining, RuleId } from '../../core/index.js';
 import type { RepairPolicy } from '../sanitize-chat-body.js';
 
 /** A request body of a native wire: a JSON object; every field the wire does not repair is kept as it came. */
@@ -7,10 +7,10 @@ export type WireBody = Record<string, unknown>;
 export interface SanitizedWireBody {
   body: WireBody;
   changed: boolean;
-  changes: FormatChange[];
+  changes: Change[];
   /** The rules whose violations the repair removed. */
   rules: RuleId[];
-  remaining: FormatRemaining[];
+  remaining: Remaining[];
 }
 
 /**
