@@ -15,6 +15,10 @@ import { EXIT } from '../command.js';
 import { elementLabel, formatDocument, type HistoryDocument, originalText, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
 import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
+import type { ReportViolation } from '../report/render-repair-report.js';
+import { writeRepairReport } from '../report/write-repair-report.js';
+import { agentNames } from '../sessions/agent-readers.js';
+import { refuseIfChanged, refuseIfOpenForWriting } from '../sessions/write-guard.js';
 import { isStoreUrl, readStoreDocument, writeStoreUrl } from '../store-url.js';
 
 export const fixCommand: Command = {
@@ -28,6 +32,8 @@ export const fixCommand: Command = {
     unanswered: { type: 'string' },
     orphans: { type: 'string' },
     strongest: { type: 'boolean' },
+    agent: { type: 'string' },
+    report: { type: 'string' },
   },
   optionHelp: {
     ...historyOptionHelp,
@@ -35,6 +41,8 @@ export const fixCommand: Command = {
     unanswered: "A call with no result: 'synthesize' an error result (default) or 'strip' the call",
     orphans: "A result whose call is gone: keep it as user text 'to-user' (default) or 'drop' it",
     strongest: 'Also make ids unique across the request and fold repeated user messages (what a heal after a 400 uses)',
+    agent: `Read FILE as this agent's session file (${agentNames.join(', ')}; default: recognised from the content)`,
+    report: 'Write a self-contained HTML page showing what was wrong and what was changed to this file',
   },
   async run({ values, positionals }, io) {
     const flags = readHistoryFlags(values);
@@ -93,7 +101,9 @@ async function fixFile(
   io: Parameters<Command['run']>[1],
   lock: WriterLock | undefined,
 ): Promise<number> {
-  const document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io);
+  const document = isStoreUrl(file)
+    ? await readStoreDocument(file, io)
+    : await readDocument(file, io, typeof values['agent'] === 'string' ? { agent: values['agent'] } : {});
   const native = document.wire === 'openai-chat' ? undefined : document.native;
   let before: unknown[];
   let result: Outcome;
@@ -109,7 +119,8 @@ async function fixFile(
     before = checkFormat(document.wire, native, formatOptions);
     result = repairFormat(document.wire, native, formatOptions);
   }
-  const changed = result.changed || document.problems.length > 0;
+  // An agent's session keeps the lines it cannot read as they are: they alone are no reason to rewrite it.
+  const changed = result.changed || (document.format !== 'agent-session' && document.problems.length > 0);
   // Unchanged: the original bytes, not a re-serialisation.
   const output = changed ? formatRepaired(document, result.messages) : originalText(document);
   // A JSONL line that could not be read is not in the output: a rewrite would delete it.
@@ -129,6 +140,16 @@ async function fixFile(
     }
     await replaceKeepingBackup(document, result.messages, output, lock);
   }
+  if (typeof values['report'] === 'string')
+    await writeRepairReport(values['report'], [
+      {
+        document,
+        before: before as ReportViolation[],
+        changes: result.changes,
+        remaining: result.remaining,
+        output: result.messages,
+      },
+    ]);
 
   if (values['json'] === true) {
     io.stdout.write(
@@ -191,6 +212,9 @@ async function replaceKeepingBackup(
     );
   }
   const mode = (await stat(file)).mode & 0o7777;
+  // The agent may still be running on it, or have appended since it was read: then nothing is written.
+  await refuseIfOpenForWriting(file);
+  await refuseIfChanged(file, document.bytes);
   if ((mode & 0o200) === 0) {
     throw new UnstuckError(
       'IO',
