@@ -125,6 +125,8 @@ async function fixFile(
   const output = changed ? formatRepaired(document, result.messages) : originalText(document);
   // A JSONL line that could not be read is not in the output: a rewrite would delete it.
   const unreadable = document.format === 'jsonl' ? document.problems.length : 0;
+  // An agent's session keeps them as they are: still a problem the exit code reports, but no reason not to write.
+  const damaged = document.format === 'agent-session' ? document.problems.length : 0;
 
   if (values['write'] === true && changed && isStoreUrl(file)) {
     // One transaction; the session as it was is kept as the session ID.bak of the same database.
@@ -168,7 +170,7 @@ async function fixFile(
     elementLabel(document.wire),
     unreadable,
   );
-  return result.remaining.length === 0 && unreadable === 0 ? EXIT.ok : EXIT.violations;
+  return result.remaining.length === 0 && unreadable === 0 && damaged === 0 ? EXIT.ok : EXIT.violations;
 }
 
 /** Nesting deeper than this is named when writing the repaired history back runs out of stack. */
