@@ -29,8 +29,9 @@ export interface ReportEntry {
   changes: readonly ReportChange[];
   remaining: readonly (ReportViolation & { why: string })[];
   problems: readonly { line?: number; why: string }[];
-  /** For each input element, where it is in the file (lines of a JSONL session). */
+  /** For each input element, where it is in the file (lines of a JSONL session, elements of a JSON array). */
   sources?: readonly (readonly number[])[];
+  sourceKind?: 'line' | 'element';
 }
 
 /** Texts longer than this are collapsed (a <details> the reader opens). */
@@ -76,7 +77,9 @@ function renderEntry(entry: ReportEntry, at: number): string {
   const where = (index: number) => {
     const lines = entry.sources?.[index];
     const line =
-      lines === undefined || lines.length === 0 ? '' : ` (line${lines.length === 1 ? '' : 's'} ${lines.join(', ')})`;
+      lines === undefined || lines.length === 0
+        ? ''
+        : ` (${entry.sourceKind ?? 'line'}${lines.length === 1 ? '' : 's'} ${lines.join(', ')})`;
     return `<a href="#s${at}-m${index}">${escapeHtml(entry.label)}[${index}]</a>${escapeHtml(line)}`;
   };
   if (entry.problems.length > 0) {

@@ -35,6 +35,7 @@ export function reportEntryOf(outcome: RepairOutcome): ReportEntry {
   if (document.agent !== undefined) {
     entry.agent = agentLabel(document.agent.agent);
     entry.sources = document.agent.sources;
+    entry.sourceKind = document.agent.sourceKind;
   }
   return entry;
 }

@@ -14,6 +14,8 @@ export interface AgentSession {
   native: unknown[];
   /** For each element of `native`: the 1-based lines (JSONL) or 0-based element indexes (JSON) it was read from. */
   sources: number[][];
+  /** What `sources` counts: lines of the file (1-based) or elements of its JSON array (0-based). */
+  sourceKind: 'line' | 'element';
   /** Lines that could not be read: kept as they are, and reported. */
   problems: SessionProblem[];
   /** The file's text with `repaired` (the repair of `native`) in place of `native`. */

@@ -149,6 +149,7 @@ function readClaudeCodeSession(file: string, text: string): AgentSession {
     wire: 'anthropic-messages',
     native,
     sources: sources.map((source) => source.rows.map((entry) => entry.row.line + 1)),
+    sourceKind: 'line',
     problems,
     write: (repaired) => writeBack({ lines, trailingNewline, rows, chain, sources, native, repaired }),
   };
@@ -184,8 +185,8 @@ function writeBack(input: WriteInput): string {
   const chain = [...input.chain];
   const replaced = new Map<number, Record<string, unknown>>();
   const removed = new Set<string>();
-  const insertedBefore = new Map<number, string[]>();
-  const appended: string[] = [];
+  const insertedBefore = new Map<number, Record<string, unknown>[]>();
+  const appended: Record<string, unknown>[] = [];
   const parentOf = new Map<string, string | null>();
   const currentValue = (row: Row) => replaced.get(row.line) ?? row.value;
   const setParent = (row: Row, parent: string | null) => {
@@ -216,12 +217,12 @@ function writeBack(input: WriteInput): string {
     const event = newEvent(currentValue(anchor), step.output, parent);
     const uuid = event['uuid'] as string;
     if (next === undefined) {
-      appended.push(JSON.stringify(event));
+      appended.push(event);
       // A second added message at the end follows this one.
       chain.push({ line: -1, value: event, uuid, parent });
     } else {
       const list = insertedBefore.get(next.line) ?? [];
-      list.push(JSON.stringify(event));
+      list.push(event);
       insertedBefore.set(next.line, list);
       setParent(next, uuid);
     }
@@ -244,17 +245,21 @@ function writeBack(input: WriteInput): string {
       const parent = parentOf.get(row.uuid) ?? row.parent;
       if (parent !== null && removed.has(parent)) setParent(row, resolve(parent));
     }
+    for (const event of [...appended, ...[...insertedBefore.values()].flat()]) {
+      const parent = event['parentUuid'];
+      if (typeof parent === 'string' && removed.has(parent)) event['parentUuid'] = resolve(parent);
+    }
   }
 
   const removedLines = new Set([...removed].map((uuid) => (rows.get(uuid) as Row).line));
   const out: string[] = [];
   lines.forEach((line, index) => {
-    for (const added of insertedBefore.get(index) ?? []) out.push(added);
+    for (const added of insertedBefore.get(index) ?? []) out.push(JSON.stringify(added));
     if (removedLines.has(index)) return;
     const value = replaced.get(index);
     out.push(value === undefined ? line : JSON.stringify(value));
   });
-  out.push(...appended);
+  out.push(...appended.map((event) => JSON.stringify(event)));
   return `${out.join('\n')}${input.trailingNewline || appended.length > 0 ? '\n' : ''}`;
 }
 

@@ -57,6 +57,7 @@ function readClineHistory(file: string, text: string): AgentSession {
     wire: 'anthropic-messages',
     native,
     sources: sent.map((index) => [index]),
+    sourceKind: 'element',
     problems: [],
     write(repaired) {
       const out = [...elements];
