@@ -119,18 +119,32 @@ function renderEntry(entry: ReportEntry, at: number): string {
   }
 
   const steps = entry.changes.length === 0 ? [] : alignRepaired(entry.input, entry.output);
-  const touched = steps.filter((step) => step.kind !== 'same');
+  const movedInputs = new Set(
+    steps.flatMap((step) => (step.kind === 'added' && step.from !== undefined ? [step.from] : [])),
+  );
+  // A moved element is shown once, where it went.
+  const touched = steps.filter(
+    (step) => step.kind !== 'same' && !(step.kind === 'dropped' && movedInputs.has(step.input)),
+  );
   if (touched.length > 0) {
     out.push('<h3>Before and after</h3><div class="diffs">');
     for (const step of touched) {
-      const before = step.kind === 'added' ? '<p class="none">(not there)</p>' : renderElement(entry.input[step.input]);
+      const moved = step.kind === 'added' && step.from !== undefined;
+      const before =
+        step.kind === 'added'
+          ? step.from === undefined
+            ? '<p class="none">(not there)</p>'
+            : `<p class="none">(was at ${where(step.from)})</p>`
+          : renderElement(entry.input[step.input]);
       const after = step.kind === 'dropped' ? '<p class="none">(removed)</p>' : renderElement(step.output);
       const name =
         step.kind === 'added'
-          ? `added before ${escapeHtml(entry.label)}[${step.before}]`
+          ? step.from === undefined
+            ? `added before ${escapeHtml(entry.label)}[${step.before}]`
+            : `moved ${where(step.from)} to before ${escapeHtml(entry.label)}[${step.before}]`
           : `${step.kind} ${where(step.input)}`;
       out.push(
-        `<div class="diff" data-step="${step.kind}"><h4>${name}</h4><div class="pair"><div class="before"><h5>before</h5>${before}</div><div class="after"><h5>after</h5>${after}</div></div></div>`,
+        `<div class="diff" data-step="${moved ? 'moved' : step.kind}"><h4>${name}</h4><div class="pair"><div class="before"><h5>before</h5>${before}</div><div class="after"><h5>after</h5>${after}</div></div></div>`,
       );
     }
     out.push('</div>');

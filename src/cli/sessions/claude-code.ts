@@ -164,6 +164,12 @@ function nativeOf(source: Source): Record<string, unknown> {
   return { role: source.role, content: source.rows.flatMap((entry) => entry.blocks) };
 }
 
+/** An event put somewhere new: one made for an added message, or a moved message's own. */
+interface Placed {
+  event?: Record<string, unknown>;
+  row?: Row;
+}
+
 interface WriteInput {
   lines: string[];
   trailingNewline: boolean;
@@ -185,8 +191,12 @@ function writeBack(input: WriteInput): string {
   const chain = [...input.chain];
   const replaced = new Map<number, Record<string, unknown>>();
   const removed = new Set<string>();
-  const insertedBefore = new Map<number, Record<string, unknown>[]>();
-  const appended: Record<string, unknown>[] = [];
+  /** What goes before a line (or at the end): a new event, or an event moved there. */
+  const insertedBefore = new Map<number, Placed[]>();
+  const appended: Placed[] = [];
+  /** Events of messages the repair moved: linked anew where they now are, their old place bridged. */
+  const moved = new Set<string>();
+  const movedGroups: { rows: Row[]; parent: string | null }[] = [];
   const parentOf = new Map<string, string | null>();
   const currentValue = (row: Row) => replaced.get(row.line) ?? row.value;
   const setParent = (row: Row, parent: string | null) => {
@@ -198,7 +208,11 @@ function writeBack(input: WriteInput): string {
     replaced.set(row.line, { ...value, message: { ...(value['message'] as Record<string, unknown>), content } });
   };
 
-  for (const step of alignRepaired(input.native, input.repaired)) {
+  const steps = alignRepaired(input.native, input.repaired);
+  const movedInputs = new Set(
+    steps.flatMap((step) => (step.kind === 'added' && step.from !== undefined ? [step.from] : [])),
+  );
+  for (const step of steps) {
     if (step.kind === 'same') continue;
     if (step.kind === 'changed') {
       const source = input.sources[step.input] as Source;
@@ -207,59 +221,96 @@ function writeBack(input: WriteInput): string {
       continue;
     }
     if (step.kind === 'dropped') {
-      for (const entry of (input.sources[step.input] as Source).rows) removed.add(entry.row.uuid);
+      for (const entry of (input.sources[step.input] as Source).rows)
+        (movedInputs.has(step.input) ? moved : removed).add(entry.row.uuid);
       continue;
     }
     // Added: a new event before the first event of the next message still there, or after the chain's end.
     const next = input.sources[step.before]?.rows[0]?.row;
     const anchor = next === undefined ? (chain.at(-1) as Row) : next;
     const parent = next === undefined ? anchor.uuid : (parentOf.get(anchor.uuid) ?? anchor.parent);
-    const event = newEvent(currentValue(anchor), step.output, parent);
-    const uuid = event['uuid'] as string;
+    let placed: Placed[];
+    let last: Row;
+    if (step.from !== undefined) {
+      // A moved message: its own events, same uuids, linked one after the other from here.
+      const group = (input.sources[step.from] as Source).rows.map((entry) => entry.row);
+      movedGroups.push({ rows: group, parent });
+      placed = group.map((row) => ({ row }));
+      last = group.at(-1) as Row;
+    } else {
+      const event = newEvent(currentValue(anchor), step.output, parent);
+      placed = [{ event }];
+      last = { line: -1, value: event, uuid: event['uuid'] as string, parent };
+    }
     if (next === undefined) {
-      appended.push(event);
+      appended.push(...placed);
       // A second added message at the end follows this one.
-      chain.push({ line: -1, value: event, uuid, parent });
+      chain.push(last);
     } else {
       const list = insertedBefore.get(next.line) ?? [];
-      list.push(event);
+      list.push(...placed);
       insertedBefore.set(next.line, list);
-      setParent(next, uuid);
+      setParent(next, last.uuid);
     }
   }
+  for (const { rows: group, parent } of movedGroups)
+    group.forEach((row, at) => {
+      setParent(row, at === 0 ? parent : (group[at - 1] as Row).uuid);
+    });
 
-  // Children of removed events now hang from the nearest ancestor still there.
-  if (removed.size > 0) {
-    const resolve = (uuid: string | null): string | null => {
+  // Children of removed events, and of moved events at their old place, now hang from the nearest ancestor still
+  // there (a moved event's old parent, not its new one).
+  const gone = (uuid: string) => removed.has(uuid) || moved.has(uuid);
+  if (removed.size > 0 || moved.size > 0) {
+    const resolve = (uuid: string | null, through: (uuid: string) => boolean): string | null => {
       const guard = new Set<string>();
       let current = uuid;
-      while (current !== null && removed.has(current) && !guard.has(current)) {
+      while (current !== null && through(current) && !guard.has(current)) {
         guard.add(current);
         const row = rows.get(current);
-        current = row === undefined ? null : (parentOf.get(current) ?? row.parent);
+        current = row === undefined ? null : moved.has(current) ? row.parent : (parentOf.get(current) ?? row.parent);
       }
       return current;
     };
     for (const row of rows.values()) {
-      if (removed.has(row.uuid)) continue;
-      const parent = parentOf.get(row.uuid) ?? row.parent;
-      if (parent !== null && removed.has(parent)) setParent(row, resolve(parent));
+      if (gone(row.uuid)) continue;
+      // A link made here to a moved event is its new place: kept. An old link to one is bridged.
+      const linked = parentOf.has(row.uuid);
+      const parent = linked ? (parentOf.get(row.uuid) as string | null) : row.parent;
+      if (parent !== null && (removed.has(parent) || (!linked && moved.has(parent))))
+        setParent(row, resolve(parent, gone));
     }
-    for (const event of [...appended, ...[...insertedBefore.values()].flat()]) {
-      const parent = event['parentUuid'];
-      if (typeof parent === 'string' && removed.has(parent)) event['parentUuid'] = resolve(parent);
+    for (const { rows: group } of movedGroups) {
+      const first = group[0] as Row;
+      const parent = parentOf.get(first.uuid) ?? null;
+      if (parent !== null && removed.has(parent))
+        setParent(
+          first,
+          resolve(parent, (uuid) => removed.has(uuid)),
+        );
+    }
+    for (const placed of [...appended, ...[...insertedBefore.values()].flat()]) {
+      const parent = placed.event?.['parentUuid'];
+      if (placed.event !== undefined && typeof parent === 'string' && removed.has(parent))
+        placed.event['parentUuid'] = resolve(parent, (uuid) => removed.has(uuid));
     }
   }
+  const emit = (placed: Placed): string => {
+    if (placed.event !== undefined) return JSON.stringify(placed.event);
+    const row = placed.row as Row;
+    const value = replaced.get(row.line);
+    return value === undefined ? (lines[row.line] as string) : JSON.stringify(value);
+  };
 
-  const removedLines = new Set([...removed].map((uuid) => (rows.get(uuid) as Row).line));
+  const removedLines = new Set([...removed, ...moved].map((uuid) => (rows.get(uuid) as Row).line));
   const out: string[] = [];
   lines.forEach((line, index) => {
-    for (const added of insertedBefore.get(index) ?? []) out.push(JSON.stringify(added));
+    for (const placed of insertedBefore.get(index) ?? []) out.push(emit(placed));
     if (removedLines.has(index)) return;
     const value = replaced.get(index);
     out.push(value === undefined ? line : JSON.stringify(value));
   });
-  out.push(...appended.map((event) => JSON.stringify(event)));
+  out.push(...appended.map(emit));
   return `${out.join('\n')}${input.trailingNewline || appended.length > 0 ? '\n' : ''}`;
 }
 

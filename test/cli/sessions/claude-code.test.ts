@@ -138,6 +138,25 @@ describe('Claude Code session files (real files of Claude Code 2.1.332)', () => 
     assert.deepEqual(checkFormat('anthropic-messages', reread.native), []);
   });
 
+  test('a message the repair moved keeps its own events (same uuids, same bytes but the link), linked where it went', async () => {
+    const text = await fixture(LOOP);
+    const session = claudeCodeReader.read('loop.jsonl', text);
+    const [user, call, result, answer] = session.native;
+    const written = session.write([user, answer, call, result]);
+    const uuids = (value: string) => events(value).map((event) => event['uuid']);
+    assert.deepEqual(new Set(uuids(written)), new Set(uuids(text)), 'no event added or lost');
+    assertLinksResolve(written);
+    const reread = claudeCodeReader.read('loop.jsonl', written);
+    assert.deepEqual(reread.native, [user, answer, call, result]);
+    // Only links changed: the moved message's first event, and the events that followed either place.
+    const changed = linesGone(text, written).map((line) => JSON.parse(line) as Event);
+    for (const event of changed) {
+      const now = events(written).find((other) => other['uuid'] === event['uuid']) as Event;
+      assert.deepEqual({ ...now, parentUuid: null }, { ...event, parentUuid: null });
+    }
+    assert.equal(changed.length, 2, "the answer's first event and the call's first event, which now follows it");
+  });
+
   test('side chains, other branches and unknown line types are not read and are kept byte for byte', async () => {
     const lines = (await fixture('read-tool-loop.claude-code-2.1.332.text-before-tool-result.jsonl')).split('\n');
     const sidechain = JSON.stringify({
