@@ -73,7 +73,7 @@ describe('Cline and Roo Code api_conversation_history.json (shapes from their so
     assert.deepEqual(fixed.slice(0, 4), before.slice(0, 4));
     assert.equal(fixed[4]?.['ts'], before[4]?.['ts']);
     assert.deepEqual(
-      (fixed[4]?.['content'] as Element[]).map((block) => block['type']),
+      ((fixed[4] as Element)['content'] as Element[]).map((block) => block['type']),
       ['tool_result', 'text'],
     );
   });
