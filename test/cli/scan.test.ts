@@ -74,6 +74,16 @@ describe('scan', () => {
     );
     assert.ok(!io.out().includes('linked'), 'links are not followed');
     assert.deepEqual(await snapshot(home), before);
+
+    // --report: the broken sessions, each with what fix would change; still nothing written under the homes.
+    const report = path('scan-report.html');
+    const withReport = captureIo({ env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, 'claude-config') } });
+    assert.equal(await run(['scan', '--report', report], withReport), 1);
+    const html = await readFile(report, 'utf8');
+    assert.equal(html.match(/<section class="session"/g)?.length, 2);
+    assert.match(html, /broken\.jsonl<\/h2>/);
+    assert.match(html, /data-kind="message-moved"/);
+    assert.deepEqual(await snapshot(home), before);
   });
 
   test('DIRs named, --json; all valid exits 0; a DIR that is not there is bad input', async () => {
