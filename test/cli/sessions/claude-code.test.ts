@@ -185,6 +185,45 @@ describe('Claude Code session files (real files of Claude Code 2.1.332)', () => 
     assert.equal(linesGone(poisoned, fixed).length, 1);
   });
 
+  test('after a compaction boundary, only the chain from the boundary is sent: what came before is not read', async () => {
+    const poisoned = await fixture('read-tool-loop.claude-code-2.1.332.text-before-tool-result.jsonl');
+    const leaf = events(poisoned).findLast((event) => event['type'] === 'assistant') as Event;
+    const common = { isSidechain: false, sessionId: leaf['sessionId'], timestamp: leaf['timestamp'] };
+    const boundary = {
+      ...common,
+      parentUuid: null,
+      logicalParentUuid: leaf['uuid'],
+      type: 'system',
+      subtype: 'compact_boundary',
+      content: 'Conversation compacted',
+      uuid: '00000000-0000-4000-8000-00000000b001',
+    };
+    const summary = {
+      ...common,
+      parentUuid: boundary.uuid,
+      type: 'user',
+      isCompactSummary: true,
+      message: { role: 'user', content: 'Summary: the user asked what notes.txt says; it says lighthouse.' },
+      uuid: '00000000-0000-4000-8000-00000000b002',
+    };
+    const answer = {
+      ...common,
+      parentUuid: summary.uuid,
+      type: 'assistant',
+      message: { id: 'msg_after', role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] },
+      uuid: '00000000-0000-4000-8000-00000000b003',
+    };
+    const text = `${poisoned}${[boundary, summary, answer].map((event) => JSON.stringify(event)).join('\n')}\n`;
+    const file = path('compacted.jsonl');
+    await writeFile(file, text);
+    const io = captureIo();
+    assert.equal(await run(['check', file], io), 0, io.out());
+    assert.match(io.out(), /\(2 messages\)/);
+    const fixed = captureIo();
+    assert.equal(await run(['fix', file], fixed), 0);
+    assert.equal(fixed.out(), text);
+  });
+
   test('--agent forces the reader; an unknown agent is one usage line', async () => {
     const file = path('named-otherwise.log');
     await writeFile(file, await fixture(LOOP));
