@@ -86,6 +86,17 @@ describe('scan', () => {
     assert.deepEqual(await snapshot(home), before);
   });
 
+  test('on a terminal, a long scan shows its progress on stderr and clears it; stdout stays the list', async () => {
+    const directory = path('many');
+    for (let index = 0; index < 60; index += 1)
+      await place('claude-code/read-tool-loop.claude-code-2.1.332.jsonl', join(directory, `s${index}.jsonl`));
+    const io = captureIo();
+    (io.stderr as { isTTY?: boolean }).isTTY = true;
+    assert.equal(await run(['scan', directory], io), 0);
+    assert.match(io.err(), /^\rscanning 0\/60 files\rscanning 20\/60 files\rscanning 40\/60 files\r\u001b\[2K$/);
+    assert.equal(io.out(), 'scanned 60 sessions (Claude Code 60): 0 with problems, 0 that cannot be read, 60 valid\n');
+  });
+
   test('DIRs named, --json; all valid exits 0; a DIR that is not there is bad input', async () => {
     const directory = path('named');
     await place('claude-code/parallel-read.claude-code-2.1.332.jsonl', join(directory, 'a', 'p.jsonl'));

@@ -48,12 +48,16 @@ export const scanCommand: Command = {
     const now = Date.now();
     const scanned: Scanned[] = [];
     const unread = new Map<string, number>();
-    for (const candidate of found) {
+    // On a terminal, a progress line on stderr (cleared at the end): a home with thousands of sessions takes a while.
+    const progress = io.stderr.isTTY === true && found.length > 50;
+    for (const [at, candidate] of found.entries()) {
+      if (progress && at % 20 === 0) io.stderr.write(`\rscanning ${at}/${found.length} files`);
       const result = await scanFile(candidate, io);
       if (result === undefined) continue;
       if ('unread' in result) unread.set(result.unread, (unread.get(result.unread) ?? 0) + 1);
       else scanned.push({ ...result, ageMs: now - candidate.mtimeMs });
     }
+    if (progress) io.stderr.write('\r\u001b[2K');
     const broken = scanned.filter((entry) => entry.error === undefined && isBroken(entry));
     const unreadable = scanned.filter((entry) => entry.error !== undefined);
     if (values['json'] === true)
