@@ -93,7 +93,7 @@ describe('scan', () => {
     const io = captureIo();
     (io.stderr as { isTTY?: boolean }).isTTY = true;
     assert.equal(await run(['scan', directory], io), 0);
-    assert.match(io.err(), /^\rscanning 0\/60 files\rscanning 20\/60 files\rscanning 40\/60 files\r\u001b\[2K$/);
+    assert.equal(io.err(), '\rscanning 0/60 files\rscanning 20/60 files\rscanning 40/60 files\r\u001b[2K');
     assert.equal(io.out(), 'scanned 60 sessions (Claude Code 60): 0 with problems, 0 that cannot be read, 60 valid\n');
   });
 
