@@ -276,6 +276,44 @@ async function main(): Promise<number> {
         await writeFile(file, original);
       }
 
+      log('3c. the result event lost (a crash mid-tool): unstuck fix --write adds one, and Claude Code resumes on it');
+      {
+        // Drop the tool_result event and hang the event after it from the call, as a crash before the write would.
+        const lines = original.split('\n');
+        const index = lines.findIndex(
+          (line) => line.includes('"type":"tool_result"') && line.includes('"type":"user"'),
+        );
+        const lost = JSON.parse(lines[index] as string) as { uuid: string; parentUuid: string };
+        const rest = lines
+          .filter((_, at) => at !== index)
+          .map((line) => line.replace(`"parentUuid":"${lost.uuid}"`, `"parentUuid":"${lost.parentUuid}"`));
+        await writeFile(file, rest.join('\n'));
+        const fixed = spawnSync(process.execPath, ['--import', 'tsx', unstuckCli, 'fix', '--write', file], {
+          encoding: 'utf8',
+        });
+        log(`   unstuck fix exit ${fixed.status}`);
+        for (const line of fixed.stderr.trim().split('\n')) log(`      ${line}`);
+        expect(fixed.status === 0, 'unstuck fix --write answers the call whose result was lost');
+        const before = seen.length;
+        pending = answerPending(emulator, pending);
+        const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], { cwd: work, env });
+        const requests = seen.slice(before);
+        pending -= requests.filter((request) => request.status === 200).length;
+        log(
+          `   resumed: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`,
+        );
+        expect(
+          resumed.code === 0 && resumed.result?.result === RESUMED,
+          'after the fix, the resume straight at the strict emulator completes',
+        );
+        expect(
+          requests.some((request) => hasToolResult(request.body, 'did not complete')),
+          "Claude Code sent the result event unstuck added (it reads the new event's shape)",
+        );
+        await rm(`${file}.bak`, { force: true });
+        await writeFile(file, original);
+      }
+
       log('4. parallel tool calls: two Reads in one answer, then text (a second session)');
       await writeFile(join(work, 'other.txt'), 'The other word is harbour.\n');
       const parallelId = '7f3c2a10-5b1e-4c8d-9a2f-0e6d4b8c1a02';
