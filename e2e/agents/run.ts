@@ -34,6 +34,7 @@ import { poisonings } from './poison.js';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const fixtures = fileURLToPath(new URL('../../test/fixtures/agents/claude-code/', import.meta.url));
 const claude = join(here, 'node_modules', '.bin', 'claude');
+const unstuckCli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const CLAUDE_CODE_VERSION = '2.1.332';
 const INSIDE = 'UNSTUCK_E2E_AGENTS_NETNS';
 const saveFixtures = process.argv.includes('--save-fixtures');
@@ -241,6 +242,76 @@ async function main(): Promise<number> {
         }
       } finally {
         await relay.close();
+      }
+
+      log('3b. the same poisonings, mended on disk by `unstuck fix --write`, resumed straight at the strict emulator');
+      for (const outcome of outcomes.filter((entry) => entry.sent && entry.rules.includes(entry.poisoning.rule))) {
+        await writeFile(file, outcome.text);
+        const fixed = spawnSync(process.execPath, ['--import', 'tsx', unstuckCli, 'fix', '--write', file], {
+          encoding: 'utf8',
+        });
+        const mended = await readFile(file, 'utf8');
+        const poisonedLines = outcome.text.split('\n');
+        const changedLines = mended.split('\n').filter((line) => !poisonedLines.includes(line)).length;
+        log(`   ${outcome.poisoning.name}: unstuck fix exit ${fixed.status}, ${changedLines} line(s) rewritten`);
+        for (const line of fixed.stderr.trim().split('\n')) log(`      ${line}`);
+        expect(fixed.status === 0, `${outcome.poisoning.name}: unstuck fix --write repairs the session file`);
+        const before = seen.length;
+        pending = answerPending(emulator, pending);
+        const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], { cwd: work, env });
+        const requests = seen.slice(before);
+        pending -= requests.filter((request) => request.status === 200).length;
+        log(
+          `   resumed: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`,
+        );
+        expect(
+          resumed.code === 0 && resumed.result?.result === RESUMED,
+          `${outcome.poisoning.name}: after unstuck fix --write, the resume straight at the strict emulator completes`,
+        );
+        expect(
+          requests.length > 0 && requests.every((request) => request.status === 200),
+          `${outcome.poisoning.name}: after the fix the emulator saw only valid requests`,
+        );
+        await rm(`${file}.bak`, { force: true });
+        await writeFile(file, original);
+      }
+
+      log('3c. the result event lost (a crash mid-tool): unstuck fix --write adds one, and Claude Code resumes on it');
+      {
+        // Drop the tool_result event and hang the event after it from the call, as a crash before the write would.
+        const lines = original.split('\n');
+        const index = lines.findIndex(
+          (line) => line.includes('"type":"tool_result"') && line.includes('"type":"user"'),
+        );
+        const lost = JSON.parse(lines[index] as string) as { uuid: string; parentUuid: string };
+        const rest = lines
+          .filter((_, at) => at !== index)
+          .map((line) => line.replace(`"parentUuid":"${lost.uuid}"`, `"parentUuid":"${lost.parentUuid}"`));
+        await writeFile(file, rest.join('\n'));
+        const fixed = spawnSync(process.execPath, ['--import', 'tsx', unstuckCli, 'fix', '--write', file], {
+          encoding: 'utf8',
+        });
+        log(`   unstuck fix exit ${fixed.status}`);
+        for (const line of fixed.stderr.trim().split('\n')) log(`      ${line}`);
+        expect(fixed.status === 0, 'unstuck fix --write answers the call whose result was lost');
+        const before = seen.length;
+        pending = answerPending(emulator, pending);
+        const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], { cwd: work, env });
+        const requests = seen.slice(before);
+        pending -= requests.filter((request) => request.status === 200).length;
+        log(
+          `   resumed: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`,
+        );
+        expect(
+          resumed.code === 0 && resumed.result?.result === RESUMED,
+          'after the fix, the resume straight at the strict emulator completes',
+        );
+        expect(
+          requests.some((request) => hasToolResult(request.body, 'did not complete')),
+          "Claude Code sent the result event unstuck added (it reads the new event's shape)",
+        );
+        await rm(`${file}.bak`, { force: true });
+        await writeFile(file, original);
       }
 
       log('4. parallel tool calls: two Reads in one answer, then text (a second session)');

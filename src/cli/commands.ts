@@ -25,6 +25,10 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
     summary: 'A terminal agent for DeepSeek or any OpenAI-compatible model, whose sessions never get stuck',
     load: async () => (await import('./commands/chat.js')).chatCommand,
   },
+  scan: {
+    summary: 'Find the session files of Claude Code, Cline and Roo Code, and check each (never writes)',
+    load: async () => (await import('./commands/scan.js')).scanCommand,
+  },
   convert: {
     summary: 'Convert a history between .json, .jsonl and .md session transcripts',
     load: async () => (await import('./commands/convert.js')).convertCommand,

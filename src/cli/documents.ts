@@ -15,9 +15,11 @@ import {
 import type { Io } from './io.js';
 import { findJsonErrorOffset, lineAndColumn } from './json-error-offset.js';
 import { decodeInput, readInputBytes } from './read-input.js';
+import { readAgentSession } from './sessions/agent-readers.js';
+import type { AgentSession } from './sessions/agent-session.js';
 
 /** The containers a history comes in. Written back in the same one. */
-export type DocumentFormat = 'json-array' | 'request-body' | 'jsonl' | 'markdown';
+export type DocumentFormat = 'json-array' | 'request-body' | 'jsonl' | 'markdown' | 'agent-session';
 
 export interface HistoryDocument {
   file: string;
@@ -42,12 +44,19 @@ export interface HistoryDocument {
   body?: Record<string, unknown>;
   /** Indentation the JSON used (0 = compact), so a repaired file diffs cleanly against the original. */
   indent: number;
+  /** Another agent's session file (format 'agent-session'): read and written back by its reader (src/cli/sessions/). */
+  agent?: AgentSession;
+}
+
+export interface ReadDocumentOptions {
+  /** --agent: read FILE as this agent's session file, whatever its content looks like. */
+  agent?: string;
 }
 
 /** Reads FILE (or stdin for '-'), detecting its container. Bad input throws one UnstuckError naming the file and position. */
-export async function readDocument(file: string, io: Io): Promise<HistoryDocument> {
+export async function readDocument(file: string, io: Io, options: ReadDocumentOptions = {}): Promise<HistoryDocument> {
   const bytes = await readInputBytes(file, io);
-  if (/\.md$/i.test(file)) {
+  if (/\.md$/i.test(file) && options.agent === undefined) {
     // Through the store, so a long session's declared segment files are read too (and nothing else).
     // Its markers carry the messages; the readable text is only printed back when nothing changed.
     const loaded = await createTranscriptStore(file).load();
@@ -64,6 +73,23 @@ export async function readDocument(file: string, io: Io): Promise<HistoryDocumen
     };
   }
   const { text, bom } = decodeInput(bytes, file);
+  const session = readAgentSession(file, text, options.agent);
+  if (session !== undefined) {
+    const document: HistoryDocument = {
+      file,
+      format: 'agent-session',
+      wire: session.wire,
+      items: session.native,
+      messages: converters[session.wire](session.native).messages,
+      problems: session.problems,
+      text,
+      bytes,
+      indent: 0,
+      agent: session,
+    };
+    if (bom) document.bom = true;
+    return document;
+  }
   const document = { ...readJsonDocument(file, text), bytes };
   if (bom) document.bom = true;
   return document;
@@ -168,6 +194,8 @@ function formatContainer(document: HistoryDocument, history: readonly unknown[])
       return formatJournal(history as readonly Message[]);
     case 'markdown':
       return formatTranscript(history as readonly Message[]);
+    case 'agent-session':
+      return (document.agent as AgentSession).write(history);
   }
 }
 

@@ -3,16 +3,20 @@ import { isUnstuckError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { describeFailure } from '../describe-failure.js';
-import { elementLabel, readDocument } from '../documents.js';
+import { elementLabel, type HistoryDocument, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
+import { agentLabel, agentNames } from '../sessions/agent-readers.js';
 import { isStoreUrl, readStoreDocument } from '../store-url.js';
 
 export const checkCommand: Command = {
   name: 'check',
   summary: 'Name every violation in a history, the way the provider would. Exit 0 valid, 1 violations, 2 bad input.',
   positionals: 'FILE...',
-  options: historyOptions,
-  optionHelp: historyOptionHelp,
+  options: { ...historyOptions, agent: { type: 'string' } },
+  optionHelp: {
+    ...historyOptionHelp,
+    agent: `Read each FILE as this agent's session file (${agentNames.join(', ')}; default: recognised from the content)`,
+  },
   async run({ values, positionals }, io) {
     const flags = readHistoryFlags(values);
     if (positionals.length === 0) {
@@ -22,9 +26,11 @@ export const checkCommand: Command = {
     let exit: number = EXIT.ok;
     const files: unknown[] = [];
     for (const file of positionals) {
-      let document;
+      let document: HistoryDocument;
       try {
-        document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io);
+        document = isStoreUrl(file)
+          ? await readStoreDocument(file, io)
+          : await readDocument(file, io, typeof values['agent'] === 'string' ? { agent: values['agent'] } : {});
       } catch (error) {
         if (!isUnstuckError(error)) throw error;
         io.stderr.write(`${describeFailure('check', error)}\n`);
@@ -33,7 +39,12 @@ export const checkCommand: Command = {
       }
       // Another provider's wire is checked by its own rules; --profile names OpenAI-chat providers.
       const violations = check(document.items, { ...flags, format: document.wire });
-      const rules = document.wire === 'openai-chat' ? flags.profile : document.wire;
+      const rules =
+        document.agent !== undefined
+          ? `${document.wire} (${agentLabel(document.agent.agent)} session)`
+          : document.wire === 'openai-chat'
+            ? flags.profile
+            : document.wire;
       const count = document.items.length;
       const label = elementLabel(document.wire);
       if ((violations.length > 0 || document.problems.length > 0) && exit === EXIT.ok) exit = EXIT.violations;
@@ -42,6 +53,7 @@ export const checkCommand: Command = {
           file,
           format: document.format,
           ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }),
+          ...(document.agent === undefined ? {} : { agent: document.agent.agent }),
           messages: count,
           violations,
           ...(document.problems.length > 0 ? { problems: document.problems } : {}),

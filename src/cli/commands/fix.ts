@@ -14,6 +14,10 @@ import { EXIT } from '../command.js';
 import { elementLabel, formatDocument, type HistoryDocument, originalText, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
 import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
+import type { ReportViolation } from '../report/render-repair-report.js';
+import { writeRepairReport } from '../report/write-repair-report.js';
+import { agentNames } from '../sessions/agent-readers.js';
+import { refuseIfChanged, refuseIfOpenForWriting } from '../sessions/write-guard.js';
 import { isStoreUrl, readStoreDocument, writeStoreUrl } from '../store-url.js';
 
 export const fixCommand: Command = {
@@ -27,6 +31,8 @@ export const fixCommand: Command = {
     unanswered: { type: 'string' },
     orphans: { type: 'string' },
     strongest: { type: 'boolean' },
+    agent: { type: 'string' },
+    report: { type: 'string' },
   },
   optionHelp: {
     ...historyOptionHelp,
@@ -34,6 +40,8 @@ export const fixCommand: Command = {
     unanswered: "A call with no result: 'synthesize' an error result (default) or 'strip' the call",
     orphans: "A result whose call is gone: keep it as user text 'to-user' (default) or 'drop' it",
     strongest: 'Also make ids unique across the request and fold repeated user messages (what a heal after a 400 uses)',
+    agent: `Read FILE as this agent's session file (${agentNames.join(', ')}; default: recognised from the content)`,
+    report: 'Write a self-contained HTML page showing what was wrong and what was changed to this file',
   },
   async run({ values, positionals }, io) {
     const flags = readHistoryFlags(values);
@@ -92,16 +100,21 @@ async function fixFile(
   io: Parameters<Command['run']>[1],
   lock: WriterLock | undefined,
 ): Promise<number> {
-  const document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io);
+  const document = isStoreUrl(file)
+    ? await readStoreDocument(file, io)
+    : await readDocument(file, io, typeof values['agent'] === 'string' ? { agent: values['agent'] } : {});
   // Another provider's wire is repaired by its own rules, and written back in it.
   const wireOptions: RepairOptions = { ...options, format: document.wire };
   const before = check(document.items, wireOptions);
   const result = repair(document.items, wireOptions);
-  const changed = result.changed || document.problems.length > 0;
+  // An agent's session keeps the lines it cannot read as they are: they alone are no reason to rewrite it.
+  const changed = result.changed || (document.format !== 'agent-session' && document.problems.length > 0);
   // Unchanged: the original bytes, not a re-serialisation.
   const output = changed ? formatRepaired(document, result.messages) : originalText(document);
   // A JSONL line that could not be read is not in the output: a rewrite would delete it.
   const unreadable = document.format === 'jsonl' ? document.problems.length : 0;
+  // An agent's session keeps them as they are: still a problem the exit code reports, but no reason not to write.
+  const damaged = document.format === 'agent-session' ? document.problems.length : 0;
 
   if (values['write'] === true && changed && isStoreUrl(file)) {
     // One transaction; the session as it was is kept as the session ID.bak of the same database.
@@ -117,6 +130,16 @@ async function fixFile(
     }
     await replaceKeepingBackup(document, result.messages, output, lock);
   }
+  if (typeof values['report'] === 'string')
+    await writeRepairReport(values['report'], [
+      {
+        document,
+        before: before as ReportViolation[],
+        changes: result.changes,
+        remaining: result.remaining,
+        output: result.messages,
+      },
+    ]);
 
   if (values['json'] === true) {
     io.stdout.write(
@@ -135,7 +158,7 @@ async function fixFile(
     elementLabel(document.wire),
     unreadable,
   );
-  return result.remaining.length === 0 && unreadable === 0 ? EXIT.ok : EXIT.violations;
+  return result.remaining.length === 0 && unreadable === 0 && damaged === 0 ? EXIT.ok : EXIT.violations;
 }
 
 /** Nesting deeper than this is named when writing the repaired history back runs out of stack. */
@@ -179,6 +202,9 @@ async function replaceKeepingBackup(
     );
   }
   const mode = (await stat(file)).mode & 0o7777;
+  // The agent may still be running on it, or have appended since it was read: then nothing is written.
+  await refuseIfOpenForWriting(file);
+  await refuseIfChanged(file, document.bytes);
   if ((mode & 0o200) === 0) {
     throw new UnstuckError(
       'IO',

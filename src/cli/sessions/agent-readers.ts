@@ -1,0 +1,33 @@
+import { UnstuckError } from '../../core/errors.js';
+import type { AgentName, AgentReader, AgentSession } from './agent-session.js';
+import { claudeCodeReader } from './claude-code.js';
+import { clineReader } from './cline.js';
+
+/**
+ * The agents whose session files are read, one reader file each. Next entries: Codex (rollout JSONL of
+ * `response_item`s) and Gemini CLI (its saved chats), once their real files are recorded as fixtures.
+ */
+export const agentReaders: readonly AgentReader[] = [claudeCodeReader, clineReader];
+
+export const agentNames: readonly AgentName[] = agentReaders.map((reader) => reader.agent);
+
+export function isAgentName(name: string): name is AgentName {
+  return (agentNames as readonly string[]).includes(name);
+}
+
+/**
+ * Reads FILE as an agent's session: the agent named by `agent` (--agent), or the one whose format the content
+ * shows. Undefined when no agent's format matches (the file is then read as a plain history).
+ */
+export function readAgentSession(file: string, text: string, agent?: string): AgentSession | undefined {
+  if (agent !== undefined) {
+    const reader = agentReaders.find((candidate) => candidate.agent === agent);
+    if (reader === undefined) throw new UnstuckError('USAGE', `--agent takes ${agentNames.join(', ')}, not '${agent}'`);
+    return reader.read(file, text);
+  }
+  return agentReaders.find((reader) => reader.detect(file, text))?.read(file, text);
+}
+
+export function agentLabel(agent: AgentName): string {
+  return agentReaders.find((reader) => reader.agent === agent)?.label ?? agent;
+}

@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { copyFile, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { run } from '../../src/cli/run.js';
+import { captureIo } from '../support/capture-io.js';
+import { useTemporaryDirectory } from './helpers.js';
+
+const fixtures = fileURLToPath(new URL('../fixtures/agents/', import.meta.url));
+const { path } = useTemporaryDirectory('unstuck-scan-');
+
+async function place(from: string, to: string): Promise<string> {
+  await mkdir(dirname(to), { recursive: true });
+  await copyFile(join(fixtures, from), to);
+  return to;
+}
+
+/** Every file below DIR with its bytes and mtime: what "scan never writes" is checked against. */
+async function snapshot(directory: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(directory, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    files.set(file, `${(await stat(file)).mtimeMs}:${await readFile(file, 'utf8')}`);
+  }
+  return files;
+}
+
+describe('scan', () => {
+  test('the default homes: broken, valid, damaged and not-yet-read sessions, each listed right; nothing written', async () => {
+    const home = path('home');
+    const claude = join(home, 'claude-config', 'projects', '-work');
+    await place('claude-code/read-tool-loop.claude-code-2.1.332.jsonl', join(claude, 'valid.jsonl'));
+    await place(
+      'claude-code/read-tool-loop.claude-code-2.1.332.text-before-tool-result.jsonl',
+      join(claude, 'broken.jsonl'),
+    );
+    await writeFile(join(claude, 'garbage.jsonl'), 'this is not JSON\n');
+    const roo = join(home, '.config', 'Code', 'User', 'globalStorage', 'rooveterinaryinc.roo-cline', 'tasks', 't1');
+    await place(
+      'cline/roo-task/tasks/0f0e2c4a-roo/api_conversation_history.json',
+      join(roo, 'api_conversation_history.json'),
+    );
+    const codex = join(home, '.codex', 'sessions', '2026', '12', '01');
+    await mkdir(codex, { recursive: true });
+    await writeFile(join(codex, 'rollout-2026-12-01T10-00-00-x.jsonl'), '{"type":"session_meta","payload":{}}\n');
+    // A link out of the scanned roots is not followed.
+    const outside = path('outside');
+    await place(
+      'claude-code/read-tool-loop.claude-code-2.1.332.text-before-tool-result.jsonl',
+      join(outside, 'x.jsonl'),
+    );
+    await symlink(outside, join(claude, 'linked-dir'));
+    await symlink(join(outside, 'x.jsonl'), join(claude, 'linked.jsonl'));
+    const before = await snapshot(home);
+
+    const io = captureIo({ env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, 'claude-config') } });
+    assert.equal(await run(['scan'], io), 1, io.err());
+    const lines = io.out().trim().split('\n');
+    assert.equal(lines.length, 4, io.out());
+    assert.match(
+      lines[0] as string,
+      /broken\.jsonl: Claude Code, 4 messages, \d+ (min|h|d) old: 1 problem: tool-result-not-first at messages\[2\] \(line 19\)$/,
+    );
+    assert.match(
+      lines[1] as string,
+      /roo-cline.*api_conversation_history\.json: Cline \/ Roo Code, 3 messages, .*tool-result-not-first at messages\[2\] \(element 4\)$/,
+    );
+    assert.match(lines[2] as string, /garbage\.jsonl: cannot be read: .*no line of it is a Claude Code event/);
+    assert.equal(
+      lines[3],
+      'scanned 4 sessions (Claude Code 2, unreadable 1, Cline / Roo Code 1): 2 with problems, 1 that cannot be read, 1 valid; found but not read (no reader yet): Codex 1 file',
+    );
+    assert.ok(!io.out().includes('linked'), 'links are not followed');
+    assert.deepEqual(await snapshot(home), before);
+
+    // --report: the broken sessions, each with what fix would change; still nothing written under the homes.
+    const report = path('scan-report.html');
+    const withReport = captureIo({ env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, 'claude-config') } });
+    assert.equal(await run(['scan', '--report', report], withReport), 1);
+    const html = await readFile(report, 'utf8');
+    assert.equal(html.match(/<section class="session"/g)?.length, 2);
+    assert.match(html, /broken\.jsonl<\/h2>/);
+    assert.match(html, /data-kind="message-moved"/);
+    assert.deepEqual(await snapshot(home), before);
+  });
+
+  test('on a terminal, a long scan shows its progress on stderr and clears it; stdout stays the list', async () => {
+    const directory = path('many');
+    for (let index = 0; index < 60; index += 1)
+      await place('claude-code/read-tool-loop.claude-code-2.1.332.jsonl', join(directory, `s${index}.jsonl`));
+    const io = captureIo();
+    (io.stderr as { isTTY?: boolean }).isTTY = true;
+    assert.equal(await run(['scan', directory], io), 0);
+    assert.equal(io.err(), '\rscanning 0/60 files\rscanning 20/60 files\rscanning 40/60 files\r\u001b[2K');
+    assert.equal(io.out(), 'scanned 60 sessions (Claude Code 60): 0 with problems, 0 that cannot be read, 60 valid\n');
+  });
+
+  test('DIRs named, --json; all valid exits 0; a DIR that is not there is bad input', async () => {
+    const directory = path('named');
+    await place('claude-code/parallel-read.claude-code-2.1.332.jsonl', join(directory, 'a', 'p.jsonl'));
+    const io = captureIo();
+    assert.equal(await run(['scan', '--json', directory], io), 0, io.err());
+    const report = JSON.parse(io.out()) as {
+      sessions: { file: string; agent: string; messages: number; violations: unknown[] }[];
+    };
+    assert.equal(report.sessions.length, 1);
+    assert.equal(report.sessions[0]?.agent, 'claude-code');
+    assert.equal(report.sessions[0]?.messages, 4);
+    assert.deepEqual(report.sessions[0]?.violations, []);
+    const missing = captureIo();
+    assert.equal(await run(['scan', path('not-there')], missing), 2);
+    assert.match(missing.err(), /^unstuck scan: .*not-there: not a directory/);
+  });
+});

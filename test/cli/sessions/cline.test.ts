@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { run } from '../../../src/cli/run.js';
+import { check as checkHistory } from '../../../src/core/check.js';
+import { captureIo } from '../../support/capture-io.js';
+import { useTemporaryDirectory } from '../helpers.js';
+
+const fixtures = fileURLToPath(new URL('../../fixtures/agents/cline/', import.meta.url));
+const CLINE = 'cline-task/tasks/1796150000000/api_conversation_history.json';
+const ROO = 'roo-task/tasks/0f0e2c4a-roo/api_conversation_history.json';
+const { path } = useTemporaryDirectory('unstuck-cline-');
+
+async function copy(name: string): Promise<{ file: string; original: string }> {
+  const original = await readFile(`${fixtures}${name}`, 'utf8');
+  const file = path(name);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, original);
+  return { file, original };
+}
+
+type Element = Record<string, unknown>;
+
+describe('Cline and Roo Code api_conversation_history.json (shapes from their sources)', () => {
+  test('Cline: an interrupted read_file is answered; the extension fields of every message are kept', async () => {
+    const { file, original } = await copy(CLINE);
+    const check = captureIo();
+    assert.equal(await run(['check', file], check), 1);
+    assert.match(check.out(), /Cline \/ Roo Code session/);
+    assert.match(check.out(), /tool-calls-unanswered \(toolu_01ReadNotes\)/);
+    const io = captureIo();
+    assert.equal(await run(['fix', '--write', file], io), 0, io.err());
+    assert.equal(await readFile(`${file}.bak`, 'utf8'), original);
+    const text = await readFile(file, 'utf8');
+    assert.ok(!text.includes('\n'), 'compact JSON, as Cline writes it');
+    const fixed = JSON.parse(text) as Element[];
+    const before = JSON.parse(original) as Element[];
+    assert.deepEqual(fixed[1], before[1], 'the assistant message with its id, modelInfo and metrics is untouched');
+    const results = fixed.flatMap((element) =>
+      Array.isArray(element['content'])
+        ? (element['content'] as Element[]).filter((b) => b['type'] === 'tool_result')
+        : [],
+    );
+    assert.equal(results[0]?.['tool_use_id'], 'toolu_01ReadNotes');
+    assert.deepEqual(
+      checkHistory(
+        fixed.map(({ role, content }) => ({ role, content })),
+        { format: 'anthropic-messages' },
+      ),
+      [],
+    );
+  });
+
+  test('Roo Code: what the condense hid is not read or touched; the text before the tool_result is moved after it', async () => {
+    const { file, original } = await copy(ROO);
+    const check = captureIo();
+    assert.equal(await run(['check', '--json', file], check), 1);
+    const report = JSON.parse(check.out()) as { files: { agent: string; messages: number; violations: Element[] }[] };
+    // Three messages are sent (the summary onwards); the condensed call without a result is not one of them.
+    assert.equal(report.files[0]?.agent, 'cline');
+    assert.equal(report.files[0]?.messages, 3);
+    assert.deepEqual(
+      report.files[0]?.violations.map((violation) => violation['rule']),
+      ['tool-result-not-first'],
+    );
+    const io = captureIo();
+    assert.equal(await run(['fix', '--write', file], io), 0, io.err());
+    const fixed = JSON.parse(await readFile(file, 'utf8')) as Element[];
+    const before = JSON.parse(original) as Element[];
+    assert.equal(fixed.length, before.length);
+    assert.deepEqual(fixed.slice(0, 4), before.slice(0, 4));
+    assert.equal(fixed[4]?.['ts'], before[4]?.['ts']);
+    assert.deepEqual(
+      ((fixed[4] as Element)['content'] as Element[]).map((block) => block['type']),
+      ['tool_result', 'text'],
+    );
+  });
+
+  test('a history that is not a JSON array: one clear line, nothing written', async () => {
+    const file = path('bad/tasks/1/api_conversation_history.json');
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, '[{"role":"user","content":"hi"},');
+    const io = captureIo();
+    assert.equal(await run(['fix', '--write', file], io), 2);
+    assert.match(io.err(), /^unstuck fix: .*api_conversation_history\.json: not valid JSON: /);
+    assert.equal(io.err().split('\n').length, 2);
+  });
+});
