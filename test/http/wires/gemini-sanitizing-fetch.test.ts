@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import type { Content } from '@google/genai';
 import { ApiError, GoogleGenAI } from '@google/genai';
+import { generateText, streamText } from 'ai';
 import type { RepairEvent } from '../../../src/http/index.js';
 import { createSanitizingFetch } from '../../../src/http/index.js';
 import { useListeningEmulator } from '../../support/listening-emulator.js';
@@ -127,6 +129,39 @@ describe('createSanitizingFetch on the Gemini wire', () => {
       1,
       'one response for the one call',
     );
+  });
+
+  test('@ai-sdk/google with it as its fetch: a history with an unanswered call is answered, streamed or not', async () => {
+    const messages = [
+      { role: 'user' as const, content: 'read a.txt' },
+      {
+        role: 'assistant' as const,
+        content: [
+          { type: 'tool-call' as const, toolCallId: 'call_1', toolName: 'read_file', input: { file: 'a.txt' } },
+        ],
+      },
+      { role: 'user' as const, content: 'never mind, say hi' },
+    ];
+    const baseURL = `${served.url}/v1beta`;
+    const unsanitized = createGoogleGenerativeAI({ apiKey: KEY, baseURL, fetch: original });
+    await assert.rejects(generateText({ model: unsanitized(MODEL), maxRetries: 0, messages }));
+    assert.equal(emulator.requests.at(-1)?.violations[0]?.rule, 'tool-calls-unanswered');
+    events.length = 0;
+    const provider = createGoogleGenerativeAI({ apiKey: KEY, baseURL, fetch: sanitizing });
+    emulator.push(
+      { text: 'hi from the AI SDK path' },
+      { text: 'streamed from the AI SDK path', stream: { chunkSize: 5 } },
+    );
+    const response = await generateText({ model: provider(MODEL), maxRetries: 0, messages });
+    assert.equal(response.text, 'hi from the AI SDK path');
+    lastRequestWasValid();
+    const streamed = streamText({ model: provider(MODEL), maxRetries: 0, messages });
+    let text = '';
+    for await (const delta of streamed.textStream) text += delta;
+    assert.equal(text, 'streamed from the AI SDK path');
+    lastRequestWasValid();
+    assert.equal(events.length, 2);
+    assert.ok(events.every((event) => event.wire === 'gemini' && event.rules.includes('tool-calls-unanswered')));
   });
 
   test('a valid request goes out byte for byte; a ?key= in the URL is forwarded but never in an event', async () => {

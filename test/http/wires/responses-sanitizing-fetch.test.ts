@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import type { RepairEvent } from '../../../src/http/index.js';
@@ -119,6 +121,34 @@ describe('createSanitizingFetch on the Responses wire', () => {
     const final = await helper.finalResponse();
     assert.equal(args, '{"cmd":"cat a.txt"}');
     assert.equal(final.output[0]?.type, 'function_call');
+    lastRequestWasValid();
+  });
+
+  test("@ai-sdk/openai's Responses provider with it as its fetch: a history with an unanswered call is answered, streamed or not", async () => {
+    const provider = createOpenAI({ apiKey: 'sk-test', baseURL: `${served.url}/v1`, fetch: sanitizing() });
+    const messages = [
+      { role: 'user' as const, content: 'list the files' },
+      {
+        role: 'assistant' as const,
+        content: [{ type: 'tool-call' as const, toolCallId: 'call_1', toolName: 'exec_command', input: { cmd: 'ls' } }],
+      },
+      { role: 'user' as const, content: 'never mind, say hi' },
+    ];
+    // The control: the provider sends the unanswered call as it is.
+    const unsanitized = createOpenAI({ apiKey: 'sk-test', baseURL: `${served.url}/v1` });
+    await assert.rejects(generateText({ model: unsanitized.responses(MODEL), maxRetries: 0, messages }));
+    assert.equal(emulator.requests.at(-1)?.violations[0]?.rule, 'tool-calls-unanswered');
+    emulator.push(
+      { text: 'hi from the AI SDK path' },
+      { text: 'streamed from the AI SDK path', stream: { chunkSize: 5 } },
+    );
+    const response = await generateText({ model: provider.responses(MODEL), maxRetries: 0, messages });
+    assert.equal(response.text, 'hi from the AI SDK path');
+    lastRequestWasValid();
+    const streamed = streamText({ model: provider.responses(MODEL), maxRetries: 0, messages });
+    let text = '';
+    for await (const delta of streamed.textStream) text += delta;
+    assert.equal(text, 'streamed from the AI SDK path');
     lastRequestWasValid();
   });
 
