@@ -10,7 +10,7 @@ import type { RepairEvent } from '../../src/http/index.js';
 import { createSanitizingFetch } from '../../src/http/index.js';
 import { runAgent } from './agent-process.js';
 import { codexPoisonings } from './codex-poisonings.js';
-import type { Harness, Resumed } from './resume-poisoned.js';
+import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
 import { createPending, resumePoisoned, resumeThrough } from './resume-poisoned.js';
 import { relayThrough } from './sanitizing-relay.js';
 import { saveAgentFixtures } from './save-fixtures.js';
@@ -32,7 +32,7 @@ const EXEC = ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-a
 const RESUMED = 'Resumed.';
 const KEY_ENV = 'UNSTUCK_E2E_OPENAI_KEY';
 
-export async function runCodex(options: { log: (line: string) => void; saveFixtures: boolean }): Promise<string[]> {
+export async function runCodex(options: AgentRunOptions): Promise<string[]> {
   const { log } = options;
   const failures: string[] = [];
   const expect = (ok: boolean, what: string): void => {
@@ -186,8 +186,14 @@ export async function runCodex(options: { log: (line: string) => void; saveFixtu
     } finally {
       await relay.close();
     }
-    // The multi-wire `unstuck proxy`, once it serves /v1/responses: start it in front of server.url, then
-    // await resumeThrough(harness, outcomes, proxy.url, 'unstuck proxy', pending);
+    if (options.proxy !== undefined) {
+      const proxy = await options.proxy(server.url);
+      try {
+        await resumeThrough(harness, outcomes, proxy.url, proxy.label, pending);
+      } finally {
+        await proxy.close();
+      }
+    }
 
     if (options.saveFixtures) {
       await saveAgentFixtures({

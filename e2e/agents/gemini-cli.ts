@@ -11,7 +11,7 @@ import { createSanitizingFetch } from '../../src/http/index.js';
 import type { AgentProcess } from './agent-process.js';
 import { runAgent } from './agent-process.js';
 import { geminiCliPoisonings } from './gemini-cli-poisonings.js';
-import type { Harness, Resumed } from './resume-poisoned.js';
+import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
 import { createPending, resumePoisoned, resumeThrough } from './resume-poisoned.js';
 import { relayThrough } from './sanitizing-relay.js';
 import { saveAgentFixtures } from './save-fixtures.js';
@@ -33,7 +33,7 @@ const fixtures = fileURLToPath(new URL('../../test/fixtures/agents/gemini-cli/',
 const FLAGS = ['--yolo', '--output-format', 'json', '-m', 'gemini-2.5-pro'];
 const RESUMED = 'Resumed.';
 
-export async function runGeminiCli(options: { log: (line: string) => void; saveFixtures: boolean }): Promise<string[]> {
+export async function runGeminiCli(options: AgentRunOptions): Promise<string[]> {
   const { log } = options;
   const failures: string[] = [];
   const expect = (ok: boolean, what: string): void => {
@@ -146,8 +146,14 @@ export async function runGeminiCli(options: { log: (line: string) => void; saveF
     } finally {
       await relay.close();
     }
-    // The multi-wire `unstuck proxy`, once it serves the Gemini paths: start it in front of server.url, then
-    // await resumeThrough(harness, outcomes, proxy.url, 'unstuck proxy', pending);
+    if (options.proxy !== undefined) {
+      const proxy = await options.proxy(server.url);
+      try {
+        await resumeThrough(harness, outcomes, proxy.url, proxy.label, pending);
+      } finally {
+        await proxy.close();
+      }
+    }
 
     log('gemini-cli 4. parallel calls: two read_file calls in one answer, then text (a second session)');
     const parallelBefore = seen.length;

@@ -9,6 +9,18 @@ import type { EmulatedRequest, Emulator } from '../../src/emulator/index.js';
  * it serves these wires: one more `resumeThrough` call with its URL).
  */
 
+export interface AgentRunOptions {
+  log: (line: string) => void;
+  saveFixtures: boolean;
+  /**
+   * Starts something that repairs (the multi-wire `unstuck proxy`) in front of the emulator at
+   * `upstream` and gives its base URL: the resumes that got the 400 are then resumed once more
+   * through it and must complete with the emulator seeing only valid requests. Absent: that step
+   * is skipped (the sanitizing fetch's relay step always runs).
+   */
+  proxy?: (upstream: string) => Promise<{ url: string; label: string; close(): Promise<void> }>;
+}
+
 export interface SessionPoisoning {
   name: string;
   /** The rule the strict emulator rejects the resumed request with when the agent sends it as it is. */

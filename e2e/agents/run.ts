@@ -1,7 +1,9 @@
 /**
  * `npm run e2e:agents`: the real Claude Code against the unstuck emulator's Anthropic wire, offline;
  * then Codex CLI (Responses wire, codex.ts) and Gemini CLI (Gemini wire, gemini-cli.ts). `--agent
- * claude-code|codex|gemini-cli` (repeatable) runs only those.
+ * claude-code|codex|gemini-cli` (repeatable) runs only those. Codex and Gemini CLI take a `proxy`
+ * option (resume-poisoned.ts AgentRunOptions): once `unstuck proxy` serves their wires, passing a
+ * function that starts it in front of the emulator adds the through-the-proxy resumes.
  *
  * 1. Installs e2e/agents' pinned `@anthropic-ai/claude-code` (its own lockfile) when it is missing.
  * 2. Re-runs itself inside `unshare -n` (a network namespace with only loopback, brought up inside),
