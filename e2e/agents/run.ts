@@ -173,7 +173,7 @@ async function main(): Promise<number> {
         const seconds = (performance.now() - started) / 1000;
         const requests = seen.slice(before);
         pending -= requests.filter((request) => request.status === 200).length;
-        const rules = requests
+        const rules: string[] = requests
           .filter((request) => request.status === 400)
           .map((request) => request.violations[0]?.rule ?? 'shape');
         const sent = requests.some((request) => poisoning.sent(request.body));
@@ -237,7 +237,7 @@ async function main(): Promise<number> {
           });
           const requests = seen.slice(before);
           pending -= requests.filter((request) => request.status === 200).length;
-          const rules = repairs.slice(repairedBefore).flatMap((event) => event.rules);
+          const rules: string[] = repairs.slice(repairedBefore).flatMap((event) => event.rules);
           log(
             `   ${outcome.poisoning.name}: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; repaired: ${rules.join(', ') || 'nothing'}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`,
           );
@@ -406,18 +406,6 @@ function hasToolResult(body: any, text: string): boolean {
         message.content.some(
           (block: any) => block.type === 'tool_result' && JSON.stringify(block.content).includes(text),
         ),
-    )
-  );
-}
-
-function hasWhitespaceBesideCall(body: any): boolean {
-  return (
-    Array.isArray(body?.messages) &&
-    body.messages.some(
-      (message: any) =>
-        Array.isArray(message.content) &&
-        message.content.some((block: any) => block.type === 'tool_use') &&
-        message.content.some((block: any) => block.type === 'text' && block.text.trim() === ''),
     )
   );
 }
