@@ -1,5 +1,9 @@
 /**
- * `npm run e2e:agents`: the real Claude Code against the unstuck emulator's Anthropic wire, offline.
+ * `npm run e2e:agents`: the real Claude Code against the unstuck emulator's Anthropic wire, offline;
+ * then Codex CLI (Responses wire, codex.ts) and Gemini CLI (Gemini wire, gemini-cli.ts). `--agent
+ * claude-code|codex|gemini-cli` (repeatable) runs only those. Codex and Gemini CLI take a `proxy`
+ * option (resume-poisoned.ts AgentRunOptions): once `unstuck proxy` serves their wires, passing a
+ * function that starts it in front of the emulator adds the through-the-proxy resumes.
  *
  * 1. Installs e2e/agents' pinned `@anthropic-ai/claude-code` (its own lockfile) when it is missing.
  * 2. Re-runs itself inside `unshare -n` (a network namespace with only loopback, brought up inside),
@@ -28,8 +32,11 @@ import { createEmulator } from '../../src/emulator/index.js';
 import { listenOn } from '../../src/emulator/listen.js';
 import type { RepairEvent } from '../../src/http/index.js';
 import { createSanitizingFetch } from '../../src/http/index.js';
+import { runCodex } from './codex.js';
+import { runGeminiCli } from './gemini-cli.js';
 import type { Poisoning } from './poison.js';
 import { poisonings } from './poison.js';
+import { relayThrough } from './sanitizing-relay.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const fixtures = fileURLToPath(new URL('../../test/fixtures/agents/claude-code/', import.meta.url));
@@ -44,8 +51,12 @@ const log = (line: string): void => {
 };
 
 async function main(): Promise<number> {
-  if (!existsSync(claude)) {
-    log(`installing @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} (e2e/agents/package-lock.json)`);
+  if (
+    !existsSync(claude) ||
+    !existsSync(join(here, 'node_modules', '.bin', 'codex')) ||
+    !existsSync(join(here, 'node_modules', '.bin', 'gemini'))
+  ) {
+    log('installing the agents pinned in e2e/agents/package-lock.json');
     execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: here, stdio: 'inherit' });
   }
   if (process.env[INSIDE] === undefined && process.env['UNSTUCK_E2E_NO_NETNS'] === '1') {
@@ -82,10 +93,15 @@ async function main(): Promise<number> {
   log(
     `network: ${process.env[INSIDE] === 'netns' ? 'a namespace of its own (unshare -n), loopback only' : "the host's, agent switches only"}`,
   );
+  const selected = selectedAgents();
+  const others: string[] = [];
+  if (selected.has('codex')) others.push(...(await runCodex({ log, saveFixtures })));
+  if (selected.has('gemini-cli')) others.push(...(await runGeminiCli({ log, saveFixtures })));
+  if (!selected.has('claude-code')) return report(others);
   log(`claude ${run(claude, ['--version']).trim()}`);
 
   const root = await mkdtemp(join(tmpdir(), 'unstuck-e2e-claude-'));
-  const failures: string[] = [];
+  const failures: string[] = [...others];
   const expect = (ok: boolean, what: string): void => {
     log(`${ok ? 'ok' : 'FAILED'}: ${what}`);
     if (!ok) failures.push(what);
@@ -158,7 +174,7 @@ async function main(): Promise<number> {
         const seconds = (performance.now() - started) / 1000;
         const requests = seen.slice(before);
         pending -= requests.filter((request) => request.status === 200).length;
-        const rules = requests
+        const rules: string[] = requests
           .filter((request) => request.status === 400)
           .map((request) => request.violations[0]?.rule ?? 'shape');
         const sent = requests.some((request) => poisoning.sent(request.body));
@@ -222,7 +238,7 @@ async function main(): Promise<number> {
           });
           const requests = seen.slice(before);
           pending -= requests.filter((request) => request.status === 200).length;
-          const rules = repairs.slice(repairedBefore).flatMap((event) => event.rules);
+          const rules: string[] = repairs.slice(repairedBefore).flatMap((event) => event.rules);
           log(
             `   ${outcome.poisoning.name}: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; repaired: ${rules.join(', ') || 'nothing'}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`,
           );
@@ -378,37 +394,6 @@ async function main(): Promise<number> {
   return report(failures);
 }
 
-/**
- * A loopback relay whose every request goes to the emulator through the sanitizing fetch: what an
- * SDK with `fetch: createSanitizingFetch()` does, for a binary that only takes a base URL.
- * Hop-by-hop and length headers are dropped both ways (RFC 9110 §7.6.1); bodies stream back as they come.
- */
-function relayThrough(sanitizing: typeof fetch, upstream: string): (request: Request) => Promise<Response> {
-  const dropped = [
-    'host',
-    'connection',
-    'keep-alive',
-    'transfer-encoding',
-    'content-length',
-    'accept-encoding',
-    'content-encoding',
-  ];
-  return async (request) => {
-    const target = new URL(request.url);
-    const headers = new Headers(request.headers);
-    for (const name of dropped) headers.delete(name);
-    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.text();
-    const response = await sanitizing(new URL(target.pathname + target.search, upstream).href, {
-      method: request.method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-    });
-    const back = new Headers(response.headers);
-    for (const name of dropped) back.delete(name);
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers: back });
-  };
-}
-
 const RESUMED = 'Resumed.';
 
 /** Pushes the resume's answer unless one is still pending from a resume whose requests were all rejected. */
@@ -496,18 +481,6 @@ function hasToolResult(body: any, text: string): boolean {
   );
 }
 
-function hasWhitespaceBesideCall(body: any): boolean {
-  return (
-    Array.isArray(body?.messages) &&
-    body.messages.some(
-      (message: any) =>
-        Array.isArray(message.content) &&
-        message.content.some((block: any) => block.type === 'tool_use') &&
-        message.content.some((block: any) => block.type === 'text' && block.text.trim() === ''),
-    )
-  );
-}
-
 /** The roles and block types of a request, no contents (`UNSTUCK_E2E_SHAPES=1`). */
 function shapeOf(body: any): string {
   if (!Array.isArray(body?.messages)) return 'no messages';
@@ -521,6 +494,21 @@ function shapeOf(body: any): string {
 
 function run(command: string, args: string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+}
+
+const AGENTS = ['claude-code', 'codex', 'gemini-cli'] as const;
+
+/** `--agent NAME` (repeatable, or `--agent=NAME`): only those agents; none given: all of them. */
+function selectedAgents(): Set<string> {
+  const names: string[] = [];
+  process.argv.slice(2).forEach((argument, index, all) => {
+    if (argument === '--agent' && all[index + 1] !== undefined) names.push(all[index + 1] as string);
+    else if (argument.startsWith('--agent=')) names.push(argument.slice('--agent='.length));
+  });
+  for (const name of names)
+    if (!(AGENTS as readonly string[]).includes(name))
+      throw new Error(`unknown --agent '${name}' (known: ${AGENTS.join(', ')})`);
+  return new Set(names.length === 0 ? AGENTS : names);
 }
 
 function report(failures: string[]): number {

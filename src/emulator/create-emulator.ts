@@ -8,6 +8,8 @@ import type { EmulatorWire, WireName, WireRoute } from './wire.js';
 import { createAnthropicWire } from './wires/anthropic-wire.js';
 import { createChatWire } from './wires/chat-wire.js';
 import { json } from './wires/frames.js';
+import { createGeminiWire } from './wires/gemini-wire.js';
+import { createResponsesWire } from './wires/responses-wire.js';
 
 export interface EmulatorOptions {
   /** Whose rules and error bodies the chat wire plays. Default `deepseek`. */
@@ -44,7 +46,7 @@ export interface Emulator {
   push(...steps: Step[]): void;
 }
 
-export const wireNames: readonly WireName[] = ['chat', 'anthropic'];
+export const wireNames: readonly WireName[] = ['chat', 'anthropic', 'responses', 'gemini'];
 
 const MODEL_PATHS = new Set(['/v1/models', '/models']);
 const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
@@ -65,6 +67,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const table: Record<WireName, EmulatorWire> = {
     chat: createChatWire({ profile, thinking: options.thinking }),
     anthropic: createAnthropicWire(),
+    responses: createResponsesWire(),
+    gemini: createGeminiWire(),
   };
   const wires = wireNames.filter((name) => served.has(name)).map((name) => table[name]);
   const chat = table.chat;
@@ -91,11 +95,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     }
     const found = find(path);
     if (found === undefined) {
-      const known = wires.flatMap((wire) =>
-        wire.name === 'chat'
-          ? ['POST /v1/chat/completions', 'GET /v1/models']
-          : ['POST /v1/messages', 'POST /v1/messages/count_tokens'],
-      );
+      const known = wires.flatMap((wire) => wire.paths);
       return (wires[0] ?? chat).error(
         404,
         'not-found',
@@ -112,7 +112,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       options.onRequest?.(recorded);
       return response;
     };
-    const refused = wire.checkHeaders(request.headers);
+    const url = new URL(request.url);
+    const refused = wire.checkHeaders(request.headers, url);
     if (refused !== undefined) return record({ body: undefined, violations: [], status: refused.status }, refused);
     const read = await readBody(request, maxBodyBytes);
     if (read.kind === 'too-large') {
@@ -146,6 +147,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       return record({ body, violations, status: answer.status }, answer);
     }
     if (route === 'count-tokens') return record({ body, violations, status: 200 }, wire.countTokens(body, read.text));
+    if (route === 'compact' && wire.compact !== undefined)
+      return record({ body, violations, status: 200 }, wire.compact(body, read.text));
 
     const step = script.shift() ?? {};
     sequence += 1;
@@ -162,14 +165,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
     const answer = toAnswer(step, {
       sequence,
-      model: typeof body.model === 'string' ? body.model : 'emulated-model',
+      model: typeof body.model === 'string' ? body.model : (wire.modelOf?.(url) ?? 'emulated-model'),
       promptChars: read.text.length,
       created: Math.floor(Date.now() / 1000),
       idStyle: wire.idStyle,
     });
     let rendered: ReturnType<EmulatorWire['answer']>;
     try {
-      rendered = wire.answer(answer, { body, step, chunkSize: step.stream?.chunkSize ?? DEFAULT_CHUNK_SIZE });
+      rendered = wire.answer(answer, { body, step, chunkSize: step.stream?.chunkSize ?? DEFAULT_CHUNK_SIZE, url });
     } catch (error) {
       if (!isUnstuckError(error)) throw error;
       return record({ body, violations, status: 500 }, wire.error(500, 'server', `emulator: ${error.message}`));
@@ -183,7 +186,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
           wire.fault({ status: wire.overloadedStatus }),
         );
       rendered = {
-        kind: 'stream',
+        ...rendered,
         frames: [
           ...rendered.frames.slice(0, fault.overloadedAfterChunks),
           wire.streamError('overloaded', 'Overloaded'),
@@ -204,7 +207,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       { body, violations, status: 200 },
       new Response(stream, {
         status: 200,
-        headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+        headers: {
+          'content-type': rendered.contentType ?? 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache',
+        },
       }),
     );
   }

@@ -3,10 +3,13 @@ import type { Answer, IdStyle } from './completion.js';
 import type { Fault, Step } from './step.js';
 
 /** The wires the emulator speaks, each on its own paths. */
-export type WireName = 'chat' | 'anthropic';
+export type WireName = 'chat' | 'anthropic' | 'responses' | 'gemini';
 
-/** What a request on a wire asks for: a model answer (uses up a script step) or a token count (does not). */
-export type WireRoute = 'generate' | 'count-tokens';
+/**
+ * What a request on a wire asks for: a model answer (uses up a script step), a token count or a
+ * compaction (Responses `/responses/compact`; neither uses up a step).
+ */
+export type WireRoute = 'generate' | 'count-tokens' | 'compact';
 
 /** The failures every wire can answer, each worded and typed in that wire's own error body. */
 export type ErrorKind =
@@ -25,7 +28,10 @@ export type WireCheck =
   | { kind: 'checked'; violations: Violation[] };
 
 /** What a valid, generating request is answered with: one JSON body, or SSE frames (already formatted, `event:`/`data:` lines and the blank line). */
-export type WireAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; frames: string[] };
+export type WireAnswer =
+  | { kind: 'json'; body: unknown }
+  /** `contentType` when it is not `text/event-stream` (Gemini's streamGenerateContent without `?alt=sse` streams a JSON array). */
+  | { kind: 'stream'; frames: string[]; contentType?: string };
 
 /**
  * One wire of the emulator: its paths, its error body, how a request is checked with the core and
@@ -35,6 +41,8 @@ export type WireAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; fra
  */
 export interface EmulatorWire {
   name: WireName;
+  /** The requests it serves, for the emulator's 404 text (`POST /v1/messages`, ...). */
+  paths: readonly string[];
   /** The route a path is on this wire, or undefined when the path is not this wire's. */
   route(path: string): WireRoute | undefined;
   /** An error in the wire's own body shape and type names. */
@@ -45,7 +53,7 @@ export interface EmulatorWire {
     options?: { param?: string | null; headers?: Record<string, string> },
   ): Response;
   /** The provider's answer to a request whose headers it refuses before reading the body (a missing key or version), else undefined. */
-  checkHeaders(headers: Headers): Response | undefined;
+  checkHeaders(headers: Headers, url: URL): Response | undefined;
   /** A body that is not JSON, worded as this provider words it. */
   notJson(reason: string): Response;
   /** Checks a parsed body: its shape for the route, then its history with the core at request scope. */
@@ -54,6 +62,8 @@ export interface EmulatorWire {
   violation(violation: Violation): Response;
   /** The answer to a valid count-tokens request. */
   countTokens(body: Record<string, unknown>, bodyText: string): Response;
+  /** The answer to a valid compaction request (only wires with a `compact` route). */
+  compact?(body: Record<string, unknown>, bodyText: string): Response;
   /** The answer to a scripted status fault (429, 5xx, 529). */
   fault(fault: Extract<Fault, { status: number }>): Response;
   /** The status the wire's provider answers "overloaded" with (Anthropic 529, chat 503). */
@@ -61,7 +71,12 @@ export interface EmulatorWire {
   /** The SSE frame a provider sends when it fails mid-stream (then the stream ends). */
   streamError(kind: ErrorKind, message: string): string;
   /** The answer to a valid generating request; throws `UnstuckError` when the step cannot be said on this wire. */
-  answer(answer: Answer, context: { body: Record<string, unknown>; step: Step; chunkSize: number }): WireAnswer;
+  answer(
+    answer: Answer,
+    context: { body: Record<string, unknown>; step: Step; chunkSize: number; url: URL },
+  ): WireAnswer;
+  /** The model a request names, when the body does not (Gemini names it in the path). */
+  modelOf?(url: URL): string | undefined;
   /** How generated tool-call ids look on this wire. */
   idStyle: IdStyle;
 }

@@ -13,7 +13,7 @@ export interface RepairEvent {
   url: string;
   attempt: 'request' | 'heal';
   /** The wire, for a native one (src/http/wires/); absent for chat completions. */
-  wire?: 'anthropic';
+  wire?: 'anthropic' | 'responses' | 'gemini';
   /** The core's changes (a native wire's include the kinds only the native formats make). */
   changes: Change[];
   rules: RuleId[];

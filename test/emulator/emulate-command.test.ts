@@ -139,3 +139,57 @@ test('unstuck emulate: bad input is one line on stderr and exit 2', async () => 
     await rm(directory, { recursive: true, force: true });
   }
 });
+
+test('unstuck emulate serves Responses and Gemini too, and logs the rule at input.N / contents.N, never contents or keys', async () => {
+  const directory = await mkdtemp(join(tmpdir(), 'unstuck-emulate-'));
+  try {
+    const controller = new AbortController();
+    const io = captureIo(directory, controller.signal);
+    const exit = run(['emulate'], io);
+    await waitFor(() => /http:\/\/127\.0\.0\.1:\d+/.test(io.out()));
+    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(io.out())?.[0];
+    assert.ok(url !== undefined);
+    assert.match(io.out(), /Responses: POST \/v1\/responses/);
+    assert.match(io.out(), /Gemini: POST \/v1beta\/models\/\{model\}:generateContent/);
+    const responses = (input: unknown) =>
+      fetch(`${url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-secret-key' },
+        body: JSON.stringify({ model: 'gpt-5', input }),
+      });
+    assert.equal((await responses('hi')).status, 200);
+    const orphan = [
+      { role: 'user', content: 'private words' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'private output' },
+    ];
+    assert.equal((await responses(orphan)).status, 400);
+    const gemini = (contents: unknown) =>
+      fetch(`${url}/v1beta/models/gemini-2.5-pro:generateContent?key=secret-google-key`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ contents }),
+      });
+    assert.equal((await gemini([{ role: 'user', parts: [{ text: 'hi' }] }])).status, 200);
+    const empty = await gemini([
+      { role: 'user', parts: [{ text: 'private words' }] },
+      { role: 'model', parts: [{ text: '' }] },
+    ]);
+    assert.equal(empty.status, 400);
+    assert.equal(((await empty.json()) as any).error.status, 'INVALID_ARGUMENT');
+    controller.abort();
+    assert.equal(await exit, 0);
+    assert.equal(
+      io.err(),
+      [
+        '/v1/responses 200',
+        '/v1/responses 400 tool-result-orphan input.1',
+        '/v1beta/models/gemini-2.5-pro:generateContent 200',
+        '/v1beta/models/gemini-2.5-pro:generateContent 400 text-block-empty contents.1',
+        '',
+      ].join('\n'),
+    );
+    assert.doesNotMatch(io.err(), /private|secret/);
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+});

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isProfileName, profileNames, UnstuckError } from '../../core/index.js';
-import type { Step } from '../../emulator/index.js';
+import type { Step, WireName } from '../../emulator/index.js';
 import { createEmulator, parseScript } from '../../emulator/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
@@ -18,7 +18,7 @@ export const emulateCommand: Command = {
     thinking: { type: 'boolean' },
   },
   optionHelp: {
-    profile: `Provider the chat wire plays: ${profileNames.join(', ')} (default deepseek); /v1/messages always plays Anthropic`,
+    profile: `Provider the chat wire plays: ${profileNames.join(', ')} (default deepseek); /v1/messages always plays Anthropic, /v1/responses OpenAI Responses, …/models/{model}:generateContent Gemini`,
     port: 'Port to listen on (default 0: any free port; the URL is printed)',
     host: 'Address to bind (default 127.0.0.1)',
     script: 'JSON file of steps to answer with (default: every request gets "ok")',
@@ -47,7 +47,7 @@ export const emulateCommand: Command = {
       onRequest: (request) => {
         const first = request.violations[0];
         io.stderr.write(
-          `${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}`}\n`,
+          `${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} ${HISTORY_FIELD[request.wire]}.${first.index}`}\n`,
         );
       },
     });
@@ -58,7 +58,7 @@ export const emulateCommand: Command = {
       throw new UnstuckError('IO', `cannot listen on ${host}:${port}: ${(error as Error).message}`, { cause: error });
     }
     io.stdout.write(
-      `unstuck emulate: ${profile} emulator listening on ${server.url} (POST /v1/chat/completions; Anthropic: POST /v1/messages, /v1/messages/count_tokens)\n`,
+      `unstuck emulate: ${profile} emulator listening on ${server.url} (POST /v1/chat/completions; Anthropic: POST /v1/messages, /v1/messages/count_tokens; Responses: POST /v1/responses, /v1/responses/compact; Gemini: POST /v1beta/models/{model}:generateContent, :streamGenerateContent, :countTokens)\n`,
     );
     await new Promise<void>((done) => {
       if (io.signal === undefined) return;
@@ -68,6 +68,14 @@ export const emulateCommand: Command = {
     await server.close();
     return EXIT.ok;
   },
+};
+
+/** Where each wire keeps its history, for the log's `rule field.index` (the key in a Gemini `?key=` is never logged: only the path is). */
+const HISTORY_FIELD: Record<WireName, string> = {
+  chat: 'messages',
+  anthropic: 'messages',
+  responses: 'input',
+  gemini: 'contents',
 };
 
 async function readScript(path: string, shown: string): Promise<Step[]> {

@@ -1,6 +1,6 @@
 import { check, getProfile, UnstuckError } from '../../core/index.js';
 import type { Answer } from '../completion.js';
-import type { EmulatorWire, ErrorKind, WireCheck } from '../wire.js';
+import type { EmulatorWire, ErrorKind, WireCheck, WireRoute } from '../wire.js';
 import { isObject, json, namedFrame } from './frames.js';
 
 const MESSAGES_PATHS = new Set(['/v1/messages', '/messages']);
@@ -38,6 +38,7 @@ export function createAnthropicWire(): EmulatorWire {
     json(status, { type: 'error', error: { type: TYPES[kind], message } }, extra.headers);
   return {
     name: 'anthropic',
+    paths: ['POST /v1/messages', 'POST /v1/messages/count_tokens'],
     idStyle: 'toolu',
     route: (path) => (MESSAGES_PATHS.has(path) ? 'generate' : COUNT_PATHS.has(path) ? 'count-tokens' : undefined),
     error,
@@ -87,7 +88,7 @@ export function createAnthropicWire(): EmulatorWire {
 }
 
 /** Request-shape rules before the history's, worded as the API's pydantic validation words them. */
-function checkRequest(body: unknown, route: 'generate' | 'count-tokens'): WireCheck {
+function checkRequest(body: unknown, route: WireRoute): WireCheck {
   if (!isObject(body)) return { kind: 'shape', message: 'Input should be a valid dictionary' };
   if (typeof body['model'] !== 'string') return { kind: 'shape', message: 'model: Field required' };
   if (route === 'generate' && typeof body['max_tokens'] !== 'number')

@@ -32,6 +32,7 @@ export function createChatWire(options: { profile: ProfileName; thinking: boolea
     json(status, { error: { message, type: TYPES[kind], param: extra.param ?? null, code: null } }, extra.headers);
   return {
     name: 'chat',
+    paths: ['POST /v1/chat/completions', 'GET /v1/models'],
     idStyle: profile === 'mistral' ? 'mistral' : 'call',
     route: (path) => (PATHS.has(path) ? 'generate' : undefined),
     error,

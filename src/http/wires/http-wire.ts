@@ -20,7 +20,7 @@ export interface SanitizedWireBody {
  * sanitize-by-wire.ts.
  */
 export interface HttpWire {
-  name: 'anthropic';
+  name: 'anthropic' | 'responses' | 'gemini';
   /** True for a URL of this wire's requests (the path decides; a query such as `?beta=true` is kept). */
   matches(url: string): boolean;
   /** The body when it has this wire's shape, else undefined (then it goes out untouched). */

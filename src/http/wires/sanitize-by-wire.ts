@@ -5,10 +5,12 @@ import { readAnswerText } from '../read-answer-text.js';
 import { answerFromText, readFetchRequest } from '../read-fetch-request.js';
 import type { RepairPolicy } from '../sanitize-chat-body.js';
 import { anthropicMessagesWire } from './anthropic-messages-wire.js';
+import { geminiWire } from './gemini-wire.js';
 import type { HttpWire, SanitizedWireBody } from './http-wire.js';
+import { responsesWire } from './responses-wire.js';
 
 /** The native wires the sanitizing fetch repairs, besides chat completions (which keeps its own path). */
-const WIRES: readonly HttpWire[] = [anthropicMessagesWire];
+const WIRES: readonly HttpWire[] = [anthropicMessagesWire, responsesWire, geminiWire];
 
 export interface WireFetchContext {
   send: typeof fetch;
@@ -55,11 +57,23 @@ export async function sanitizeByWire(
 
 function eventOf(wire: HttpWire, url: string, attempt: RepairEvent['attempt'], result: SanitizedWireBody): RepairEvent {
   return {
-    url,
+    url: redactKey(url),
     attempt,
     wire: wire.name,
     changes: result.changes,
     rules: result.rules as RuleId[],
     remaining: result.remaining,
   };
+}
+
+/** The URL as an event names it: a key in the query (Gemini's `?key=`) is never reported. */
+function redactKey(url: string): string {
+  if (!/[?&]key=/.test(url)) return url;
+  try {
+    const parsed = new URL(url);
+    parsed.searchParams.set('key', 'REDACTED');
+    return parsed.href;
+  } catch {
+    return url.replace(/([?&]key=)[^&#]*/g, '$1REDACTED');
+  }
 }

@@ -1,0 +1,61 @@
+import type { RepairOptions } from '../../core/index.js';
+import { check, classifyError, repair } from '../../core/index.js';
+import type { RepairPolicy } from '../sanitize-chat-body.js';
+import type { HttpWire, SanitizedWireBody, WireBody } from './http-wire.js';
+import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
+
+const PATH = /\/models\/[^/:]+:(?:generateContent|streamGenerateContent|countTokens)$/;
+
+/**
+ * Gemini `generateContent`: `POST …/models/{model}:generateContent`, `:streamGenerateContent`
+ * (any query: `?alt=sse`, `?key=`) and `:countTokens` (its `contents`, or the `contents` of its
+ * `generateContentRequest`). Repaired with the core's Gemini format
+ * (`repair` with format 'gemini-contents'): response counts, turn positions, empty parts, each part's
+ * `thoughtSignature` carried through. The key (`x-goog-api-key` or `?key=`) is forwarded as it
+ * came and never reported: repair events name the URL with `key` redacted.
+ */
+export const geminiWire: HttpWire = {
+  name: 'gemini',
+  matches(url) {
+    const pathname = pathnameOf(url);
+    return pathname !== undefined && PATH.test(pathname);
+  },
+  parse(text) {
+    const body = parseObject(text);
+    if (body === undefined) return undefined;
+    if (Array.isArray(body['contents'])) return body;
+    const inner = body['generateContentRequest'];
+    return isRecord(inner) && Array.isArray(inner['contents']) ? body : undefined;
+  },
+  sanitize: (body, policy) => sanitize(body, policy),
+  heal(sent, status, text, policy) {
+    if (status !== 400) return undefined;
+    const verdict = classifyError(status, text);
+    if (verdict === undefined || verdict.provider !== 'gemini') return undefined;
+    const healed = sanitize(sent, policy);
+    return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
+  },
+};
+
+/** The one place this wire asks the core: repair `contents` (top level, or countTokens' inner request). */
+function sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWireBody {
+  const inner = Array.isArray(body['contents']) ? body : (body['generateContentRequest'] as WireBody);
+  const contents = inner['contents'] as unknown[];
+  const options: RepairOptions = { format: 'gemini-contents' };
+  if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
+  if (policy?.orphans !== undefined) options.orphans = policy.orphans;
+  const result = repair(contents, options);
+  if (!result.changed) return { body, changed: false, changes: [], rules: [], remaining: result.remaining };
+  const repaired = { ...inner, contents: result.messages };
+  return {
+    body: inner === body ? repaired : { ...body, generateContentRequest: repaired },
+    changed: true,
+    changes: result.changes,
+    rules: repairedRules(check(contents, { format: 'gemini-contents' }), result.remaining),
+    remaining: result.remaining,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

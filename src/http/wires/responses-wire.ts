@@ -1,0 +1,56 @@
+import type { RepairOptions } from '../../core/index.js';
+import { check, classifyError, repair } from '../../core/index.js';
+import type { RepairPolicy } from '../sanitize-chat-body.js';
+import type { HttpWire, SanitizedWireBody, WireBody } from './http-wire.js';
+import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
+
+/**
+ * OpenAI Responses: `POST …/responses`, `…/responses/compact` and `…/responses/input_tokens`,
+ * whatever the base path (Codex's `base_url` ends in `/v1`). The `input` items are repaired with
+ * the core's Responses format (`repair` with format 'responses-input'): pairing by call_id, duplicate
+ * items, reasoning kept with the item it belongs to; opaque items (compaction, encrypted
+ * reasoning) are never altered.
+ *
+ * A body with `previous_response_id` goes out untouched: its outputs may answer calls of the
+ * stored response, which only the provider can see, so a repair here would take valid outputs for
+ * orphans. A string `input` has no history and goes out untouched as well.
+ */
+export const responsesWire: HttpWire = {
+  name: 'responses',
+  matches(url) {
+    const pathname = pathnameOf(url);
+    return pathname !== undefined && /\/responses(?:\/compact|\/input_tokens)?\/?$/.test(pathname);
+  },
+  parse(text) {
+    const body = parseObject(text);
+    if (body === undefined || !Array.isArray(body['input'])) return undefined;
+    const previous = body['previous_response_id'];
+    return previous === undefined || previous === null ? body : undefined;
+  },
+  sanitize: (body, policy) => sanitize(body, policy),
+  heal(sent, status, text, policy) {
+    if (status !== 400) return undefined;
+    const verdict = classifyError(status, text);
+    if (verdict === undefined || verdict.provider !== 'openai-responses') return undefined;
+    // The request was repaired before it went out: a retry helps only if the repair still finds something to change.
+    const healed = sanitize(sent, policy);
+    return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
+  },
+};
+
+/** The one place this wire asks the core: repair `input`, and name the rules the repair removed. */
+function sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWireBody {
+  const input = body['input'] as unknown[];
+  const options: RepairOptions = { format: 'responses-input' };
+  if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
+  if (policy?.orphans !== undefined) options.orphans = policy.orphans;
+  const result = repair(input, options);
+  if (!result.changed) return { body, changed: false, changes: [], rules: [], remaining: result.remaining };
+  return {
+    body: { ...body, input: result.messages },
+    changed: true,
+    changes: result.changes,
+    rules: repairedRules(check(input, { format: 'responses-input' }), result.remaining),
+    remaining: result.remaining,
+  };
+}
