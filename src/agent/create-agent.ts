@@ -105,7 +105,7 @@ interface TurnParts {
 
 /**
  * One turn: the user's message, then requests and tool blocks until the model answers without
- * calls. Throws only when the session cannot be saved (`runTurn` reports it); the history is left
+ * calls. Throws only when the session cannot be loaded or saved (`runTurn` reports it); the history is left
  * whole by `history.settle()` wherever the turn stops.
  */
 async function* turn(parts: TurnParts, text: string, signal: AbortSignal): AsyncGenerator<AgentEvent> {
