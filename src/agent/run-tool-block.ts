@@ -1,5 +1,5 @@
 import type { Message, ToolCall } from '../core/index.js';
-import type { Tool } from './types.js';
+import type { AgentEvent, Tool } from './types.js';
 
 export interface ToolOutcome {
   id: string;
@@ -10,6 +10,51 @@ export interface ToolOutcome {
 }
 
 export const CANCELLED = 'cancelled: the turn was aborted before this tool call finished';
+
+/** One assistant message's calls, started. */
+export interface ToolBlock {
+  /** Every call's outcome, in call order, once all of them have ended (after an abort, at once). */
+  outcomes: Promise<ToolOutcome[]>;
+  /**
+   * `tool-call-start` for every call, then `tool-call-end` for each in call order as it ends;
+   * returns the outcomes. A consumer that stops reading leaves `outcomes` to answer the calls.
+   */
+  events(): AsyncGenerator<AgentEvent, ToolOutcome[]>;
+}
+
+/** Starts every call of one assistant message (see `startToolBlock`) and reports them as events. */
+export function runToolBlock(
+  calls: readonly ToolCall[],
+  tools: ReadonlyMap<string, Tool>,
+  signal: AbortSignal,
+): ToolBlock {
+  const pending = startToolBlock(calls, tools, signal);
+  return {
+    outcomes: Promise.all(pending),
+    async *events() {
+      for (const call of calls)
+        yield {
+          type: 'tool-call-start',
+          id: String(call.id),
+          name: call.function?.name ?? '',
+          arguments: call.function?.arguments ?? '',
+        };
+      const outcomes: ToolOutcome[] = [];
+      for (const result of pending) {
+        const outcome = await result;
+        outcomes.push(outcome);
+        yield {
+          type: 'tool-call-end',
+          id: outcome.id,
+          name: outcome.name,
+          result: outcome.result,
+          isError: outcome.isError,
+        };
+      }
+      return outcomes;
+    },
+  };
+}
 
 /**
  * Runs every call of one assistant message. Calls run in the model's order, except that a run of

@@ -35,13 +35,6 @@ export function withSystemPrompt(
   return [{ role: 'system', content: prompt }, ...messages];
 }
 
-export function loopHint(name: string, count: number, role: 'system' | 'user'): Message {
-  return {
-    role,
-    content: `[loop guard] The tool "${name}" failed ${count} times in a row. Do not repeat the same call: try another approach, skip this step, or tell the user why it cannot be done.`,
-  };
-}
-
 /** Index of the last user message, -1 when there is none. */
 export function lastUserIndex(messages: readonly Message[]): number {
   for (let index = messages.length - 1; index >= 0; index -= 1) if (messages[index]?.role === 'user') return index;

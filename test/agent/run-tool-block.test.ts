@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { describe, test } from 'node:test';
 import type { Tool } from '../../src/agent/index.js';
-import { CANCELLED, startToolBlock } from '../../src/agent/run-tool-block.js';
+import { CANCELLED, runToolBlock, startToolBlock } from '../../src/agent/run-tool-block.js';
 import type { ToolCall } from '../../src/core/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { agentFor, collect } from './helpers.js';
@@ -200,5 +200,49 @@ describe('createAgent: the same guarantees through the library', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+describe('runToolBlock: the block as events', () => {
+  test('a start for every call first, then an end for each in call order; returns the outcomes', async () => {
+    const { tools } = recorder();
+    const block = runToolBlock(callsOf(['write', 'read', 'read']), tools, new AbortController().signal);
+    const events = [];
+    const generator = block.events();
+    let next = await generator.next();
+    while (next.done !== true) {
+      events.push(next.value);
+      next = await generator.next();
+    }
+    assert.deepEqual(
+      events.map((event) => `${event.type} ${'id' in event ? event.id : ''}`),
+      [
+        'tool-call-start call_0',
+        'tool-call-start call_1',
+        'tool-call-start call_2',
+        'tool-call-end call_0',
+        'tool-call-end call_1',
+        'tool-call-end call_2',
+      ],
+    );
+    assert.deepEqual(
+      next.value.map((outcome) => outcome.result),
+      ['write 0', 'read 1', 'read 2'],
+    );
+    assert.deepEqual(await block.outcomes, next.value);
+  });
+
+  test('a consumer that stops reading: after the abort, outcomes still answers every call', async () => {
+    const { tools } = recorder();
+    const controller = new AbortController();
+    const block = runToolBlock(callsOf(['write', 'write', 'write']), tools, controller.signal);
+    const generator = block.events();
+    await generator.next();
+    await generator.return([]);
+    controller.abort();
+    const outcomes = await block.outcomes;
+    assert.equal(outcomes.length, 3);
+    assert.ok(outcomes.every((outcome) => outcome.result === CANCELLED || /^write \d$/.test(outcome.result)));
+    assert.equal(outcomes[2]?.result, CANCELLED);
   });
 });
