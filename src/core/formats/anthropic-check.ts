@@ -1,4 +1,5 @@
 import { isToolResultBlock, isToolUseBlock } from './anthropic-messages.js';
+import { checkBlocks, checkFinal, checkSystemRole } from './anthropic-request-rules.js';
 import type { FormatCheckOptions, FormatViolation } from './format-types.js';
 import { isRecord } from './native-tag.js';
 
@@ -36,12 +37,7 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Forma
     }
     const role = message['role'];
     if (role === 'system') {
-      report({
-        rule: 'system-role-in-messages',
-        index,
-        message:
-          'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.',
-      });
+      checkSystemRole(input, index, options.model, report);
       continue;
     }
     if (role !== 'user' && role !== 'assistant') {
@@ -87,10 +83,12 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Forma
             : 'messages: text content blocks must be non-empty',
       });
     });
+    checkBlocks(index, role, content, report);
     if (role === 'assistant') checkCalls(input, index, content, seenIds, splitResults, report);
     else checkResults(input, index, content, splitResults, report);
   }
   if (options.thinking === true) checkThinking(input, report);
+  checkFinal(input, options, report);
   return violations.sort((a, b) => a.index - b.index);
 }
 

@@ -25,7 +25,9 @@ export type FormatChangeKind =
   | 'block-dropped' // an empty text block (or a part with no data), dropped
   | 'blocks-reordered' // tool_result blocks moved to the front of their user message
   | 'call-to-text' // a call turn that cannot stand where it is, kept as user text
-  | 'item-dropped'; // a Responses item the API rejects (an exact duplicate, a dangling reasoning item)
+  | 'item-dropped' // a Responses item the API rejects (an exact duplicate, a dangling reasoning item)
+  | 'text-trimmed' // Anthropic: trailing whitespace cut from a final assistant (prefill) text
+  | 'prefill-dropped'; // Anthropic: a final assistant (prefill) message dropped for a model without prefill (level strongest)
 
 /** Every change names the index of the element in the NATIVE input it concerns. */
 export interface FormatChange {
@@ -40,8 +42,13 @@ export interface FormatRemaining extends FormatViolation {
 }
 
 export interface FormatCheckOptions {
-  /** Anthropic: extended thinking is on for the request (the current tool loop then needs its signed thinking block). */
+  /**
+   * Anthropic: extended thinking is on for the request (the current tool loop then needs its signed thinking block);
+   * false: it is off (the final assistant message then may not hold thinking); undefined: not known.
+   */
   thinking?: boolean;
+  /** Anthropic: the request's model; rules that differ by model (prefill, mid-conversation system) are checked only when it is known. */
+  model?: string;
 }
 
 export interface FormatRepairOptions extends FormatCheckOptions {
@@ -49,6 +56,8 @@ export interface FormatRepairOptions extends FormatCheckOptions {
   unanswered?: 'synthesize' | 'strip';
   /** A result whose call is gone: keep it as user text (default), or drop it. */
   orphans?: 'to-user' | 'drop';
+  /** Anthropic: strongest also drops what the caller wrote but the model cannot take (a prefill for a model without prefill). */
+  level?: 'default' | 'strongest';
 }
 
 export interface FormatRepairResult {
