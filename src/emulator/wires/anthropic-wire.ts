@@ -95,7 +95,9 @@ function checkRequest(body: unknown, route: 'generate' | 'count-tokens'): WireCh
   const messages = body['messages'];
   if (messages === undefined) return { kind: 'shape', message: 'messages: Field required' };
   if (!Array.isArray(messages)) return { kind: 'shape', message: 'messages: Input should be a valid list' };
-  return { kind: 'checked', violations: checkFormat('anthropic-messages', messages, { thinking: thinkingOf(body) }) };
+  // The request's model and thinking setting decide the rules that depend on them (prefill, thinking when disabled).
+  const options = { thinking: thinkingOf(body), model: body['model'] as string };
+  return { kind: 'checked', violations: checkFormat('anthropic-messages', messages, options) };
 }
 
 /** Extended thinking is on for `thinking: {type: "enabled"}` and `{type: "adaptive"}`. */

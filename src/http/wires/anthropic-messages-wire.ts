@@ -27,7 +27,7 @@ export const anthropicMessagesWire: HttpWire = {
     // The request was repaired before it went out: a retry helps only if the repair, given the
     // rule the provider named, still finds something to change (it never invents what only
     // Anthropic can issue, such as a thinking signature).
-    const healed = sanitize(sent, policy);
+    const healed = sanitize(sent, policy, 'strongest');
     return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
   },
 };
@@ -35,9 +35,12 @@ export const anthropicMessagesWire: HttpWire = {
 function sanitize(
   body: WireBody,
   policy: { unanswered?: 'synthesize' | 'strip'; orphans?: 'to-user' | 'drop' } | undefined,
+  level: 'default' | 'strongest' = 'default',
 ): SanitizedWireBody {
   const messages = body['messages'] as unknown[];
-  const options: FormatRepairOptions = { thinking: thinkingOf(body) };
+  // The request's model and thinking setting decide the rules that depend on them (prefill, thinking when disabled).
+  const options: FormatRepairOptions = { thinking: thinkingOf(body), level };
+  if (typeof body['model'] === 'string') options.model = body['model'];
   if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
   if (policy?.orphans !== undefined) options.orphans = policy.orphans;
   const result = repairFormat('anthropic-messages', messages, options);
@@ -46,10 +49,7 @@ function sanitize(
     body: { ...body, messages: result.messages },
     changed: true,
     changes: result.changes,
-    rules: repairedRules(
-      checkFormat('anthropic-messages', messages, { thinking: options.thinking ?? false }),
-      result.remaining,
-    ),
+    rules: repairedRules(checkFormat('anthropic-messages', messages, options), result.remaining),
     remaining: result.remaining,
   };
 }
