@@ -189,23 +189,31 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 export function fixFinal(entries: NativeEntry[], options: FormatRepairOptions, changes: FormatChange[]): NativeEntry[] {
   let out = entries;
   const values = () => out.map((entry) => entry.value);
-  const final = options.thinking === false ? finalAssistantIndex(values()) : -1;
-  if (final >= 0) out = dropBlocks(out, final, changes, 'all', 'the request has thinking disabled');
-  let prefill = prefillIndex(values());
-  if (prefill >= 0) out = dropBlocks(out, prefill, changes, 'trailing', 'a prefill may not end with thinking');
-  prefill = prefillIndex(values());
-  if (prefill < 0) return out;
+  const noPrefill = supportsPrefill(options.model) === false;
+  // Each pass can leave another message in the final position (a prefill dropped, a thinking-only
+  // message emptied): again until none goes. A pass that drops nothing ends it, so a few passes at most.
+  for (let length = -1; length !== out.length; ) {
+    length = out.length;
+    let prefill = prefillIndex(values());
+    if (prefill >= 0 && noPrefill && options.level === 'strongest') {
+      const entry = out[prefill] as NativeEntry;
+      changes.push({
+        kind: 'prefill-dropped',
+        index: entry.origin,
+        detail: `final assistant message ${preview((entry.value as Record<string, unknown>)['content'])} dropped: ${String(options.model)} does not support assistant message prefill`,
+      });
+      out = out.filter((_, position) => position !== prefill);
+      continue;
+    }
+    const final = options.thinking === false ? finalAssistantIndex(values()) : -1;
+    if (final >= 0) out = dropBlocks(out, final, changes, 'all', 'the request has thinking disabled');
+    prefill = prefillIndex(values());
+    if (prefill >= 0) out = dropBlocks(out, prefill, changes, 'trailing', 'a prefill may not end with thinking');
+  }
+  const prefill = prefillIndex(values());
+  if (prefill < 0 || noPrefill) return out;
   const entry = out[prefill] as NativeEntry;
   const message = entry.value as Record<string, unknown>;
-  if (supportsPrefill(options.model) === false) {
-    if (options.level !== 'strongest') return out;
-    changes.push({
-      kind: 'prefill-dropped',
-      index: entry.origin,
-      detail: `final assistant message ${preview(message['content'])} dropped: ${String(options.model)} does not support assistant message prefill`,
-    });
-    return out.filter((_, position) => position !== prefill);
-  }
   const tail = prefillTail(message);
   if (tail === undefined || tail.trimEnd() === tail) return out;
   const content = message['content'];
