@@ -7,6 +7,7 @@ import {
   supportsPrefill,
 } from '../../src/core/formats/anthropic-model.js';
 import { checkFormat, classifyError, type FormatRepairOptions, repairFormat } from '../../src/index.js';
+import { claudeCodeMessages } from '../support/claude-code-session.js';
 import { deepFreeze } from '../support/lossless.js';
 
 /**
@@ -29,29 +30,7 @@ const fix = (messages: unknown[], options: FormatRepairOptions = {}) =>
 const rules = (messages: unknown[], options: FormatRepairOptions = {}) =>
   check(messages, options).map((violation) => violation.rule);
 
-/** Each `user`/`assistant` event of a Claude Code session file; one message's events (same message.id) joined, as Claude Code sends them. */
-function sessionMessages(name: string): unknown[] {
-  const text = readFileSync(new URL(`../fixtures/agents/claude-code/${name}`, import.meta.url), 'utf8');
-  const messages: { role: string; content: unknown; id?: string }[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const event = JSON.parse(line) as { type?: string; message?: { role: string; content: unknown; id?: string } };
-    if ((event.type !== 'user' && event.type !== 'assistant') || event.message === undefined) continue;
-    const { role, content, id } = event.message;
-    const last = messages[messages.length - 1];
-    if (role === 'assistant' && last?.role === 'assistant' && id !== undefined && last.id === id) {
-      last.content = [...(last.content as unknown[]), ...(content as unknown[])];
-      continue;
-    }
-    messages.push({
-      role,
-      content: Array.isArray(content) ? [...content] : content,
-      ...(id === undefined ? {} : { id }),
-    });
-  }
-  // Resumed with `claude --resume <id> -p "…"`: the history, then the new prompt.
-  return [...messages.map(({ role, content }) => ({ role, content })), { role: 'user', content: 'And now?' }];
-}
+const sessionMessages = (name: string) => claudeCodeMessages(name);
 /** What Claude Code 2.1.332 sends (test/fixtures/agents/claude-code/, api-request lines). */
 const CLAUDE_CODE: FormatRepairOptions = { model: 'claude-opus-5-5', thinking: true };
 
