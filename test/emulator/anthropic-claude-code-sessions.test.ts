@@ -89,3 +89,66 @@ test('the whole Claude Code session unpoisoned, with its model and thinking: 200
   assert.equal(response.status, 200);
   assert.deepEqual(events, []);
 });
+
+test('a prefill for a model without one: the default repair leaves it, the 400 is healed with the strongest repair, once', async () => {
+  const events: RepairEvent[] = [];
+  const sanitizing = createSanitizingFetch({ onRepair: (event) => events.push(event) });
+  const body = JSON.stringify({
+    model: 'claude-sonnet-4-6',
+    max_tokens: 1024,
+    messages: [
+      { role: 'user', content: 'Name a colour.' },
+      { role: 'assistant', content: 'Blue' },
+    ],
+  });
+  const before = emulator.requests.length;
+  const response = await sanitizing(`${served.url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
+  assert.equal(response.status, 200);
+  const seen = emulator.requests.slice(before);
+  assert.deepEqual(
+    seen.map((request) => [request.status, request.violations[0]?.rule]),
+    [
+      [400, 'ends-with-assistant'],
+      [200, undefined],
+    ],
+  );
+  assert.deepEqual(
+    events.map((event) => [event.attempt, event.rejectedFor, event.changes.map((change) => change.kind)]),
+    [['heal', 'ends-with-assistant', ['prefill-dropped']]],
+  );
+});
+
+test('thinking off, a signed thinking block in the final position: the emulator says so, the sanitizing fetch leaves it out', async () => {
+  const messages = [
+    { role: 'user', content: 'Weather?' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'I should call the weather tool.', signature: 'EqQBCkYIBxgCKkB' },
+        { type: 'tool_use', id: 'toolu_01A', name: 'get_weather', input: { city: 'Paris' } },
+      ],
+    },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: '18C' }] },
+  ];
+  const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages });
+  const url = `${served.url}/v1/messages`;
+  const straight = await fetch(url, { method: 'POST', headers: HEADERS, body });
+  assert.equal(straight.status, 400);
+  assert.match(
+    ((await straight.json()) as { error: { message: string } }).error.message,
+    matchOf('thinking-when-disabled'),
+  );
+  const on = await fetch(url, {
+    method: 'POST',
+    headers: HEADERS,
+    body: JSON.stringify({ ...JSON.parse(body), thinking: { type: 'enabled', budget_tokens: 1024 } }),
+  });
+  assert.equal(on.status, 200, 'with thinking on the same history is valid');
+  const before = emulator.requests.length;
+  const healed = await createSanitizingFetch()(url, { method: 'POST', headers: HEADERS, body });
+  assert.equal(healed.status, 200);
+  assert.deepEqual(
+    emulator.requests.slice(before).map((request) => request.status),
+    [200],
+  );
+});
