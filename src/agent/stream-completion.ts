@@ -190,7 +190,8 @@ function applyChunk(completion: Completion, chunk: unknown): { text: string; rea
       function?: { name?: unknown; arguments?: unknown };
     }[]) {
       const index = typeof part.index === 'number' ? part.index : completion.toolCalls.length;
-      const call = (completion.toolCalls[index] ??= { id: undefined, name: '', arguments: '' });
+      completion.toolCalls[index] ??= { id: undefined, name: '', arguments: '' };
+      const call = completion.toolCalls[index]!;
       if (typeof part.id === 'string' && part.id !== '') call.id = part.id;
       if (typeof part.function?.name === 'string' && part.function.name !== '') call.name = part.function.name;
       if (typeof part.function?.arguments === 'string') call.arguments += part.function.arguments;

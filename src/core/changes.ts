@@ -30,7 +30,9 @@ export type ChangeKind =
   | 'block-dropped' // an empty text block (or a part with no data), dropped
   | 'blocks-reordered' // tool_result blocks moved to the front of their user message
   | 'call-to-text' // a call turn that cannot stand where it is, kept as user text
-  | 'item-dropped'; // a Responses item the API rejects (an exact duplicate, a dangling reasoning item)
+  | 'item-dropped' // a Responses item the API rejects (an exact duplicate, a dangling reasoning item)
+  | 'text-trimmed' // Anthropic: trailing whitespace cut from a final assistant (prefill) text
+  | 'prefill-dropped'; // Anthropic: a final assistant (prefill) message dropped for a model without prefill (level strongest)
 
 export interface Change {
   kind: ChangeKind;

@@ -59,9 +59,18 @@ describe('Anthropic Messages', () => {
     assert.equal(report.files[0]?.wire, 'anthropic-messages');
     assert.deepEqual(
       report.files[0]?.violations.map((violation) => violation.rule),
-      ['thinking-block-missing'],
+      // The corpus's placeholder ids (`toolu_…`) are off the API's id pattern too.
+      ['tool-call-id-format', 'thinking-block-missing'],
     );
-    assert.equal(await run(['check', path('thinking.json')], captureIo()), 0, 'thinking off: valid');
+    const off = captureIo();
+    assert.equal(await run(['check', '--json', path('thinking.json')], off), 1);
+    assert.deepEqual(
+      (JSON.parse(off.out()) as { files: { violations: { rule: string }[] }[] }).files[0]?.violations.map(
+        (violation) => violation.rule,
+      ),
+      ['tool-call-id-format'],
+      'thinking off: only the placeholder id',
+    );
     const fixed = captureIo();
     assert.equal(await run(['fix', '--thinking', 'on', path('thinking.json')], fixed), 1);
     assert.match(fixed.err(), /REMAINING thinking-block-missing messages\[1\]: .*signature/);

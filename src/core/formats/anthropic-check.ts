@@ -1,6 +1,7 @@
 import type { CheckOptions } from '../options.js';
 import type { Violation } from '../violation.js';
 import { isToolResultBlock, isToolUseBlock } from './anthropic-messages.js';
+import { checkBlocks, checkFinal, checkSystemRole } from './anthropic-request-rules.js';
 import { isRecord } from './native-tag.js';
 
 /**
@@ -37,12 +38,7 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Check
     }
     const role = message['role'];
     if (role === 'system') {
-      report({
-        rule: 'system-role-in-messages',
-        index,
-        message:
-          'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.',
-      });
+      checkSystemRole(input, index, options.model, report);
       continue;
     }
     if (role !== 'user' && role !== 'assistant') {
@@ -88,10 +84,12 @@ export function checkAnthropicMessages(input: readonly unknown[], options: Check
             : 'messages: text content blocks must be non-empty',
       });
     });
+    checkBlocks(index, role, content, report);
     if (role === 'assistant') checkCalls(input, index, content, seenIds, splitResults, report);
     else checkResults(input, index, content, splitResults, report);
   }
   if (options.thinking === true) checkThinking(input, report);
+  checkFinal(input, options, report);
   return violations.sort((a, b) => a.index - b.index);
 }
 

@@ -8,6 +8,7 @@ import {
   isToolResultBlock,
   isToolUseBlock,
 } from './anthropic-messages.js';
+import { fixBlocks, fixFinal, idRemapping } from './anthropic-request-repair.js';
 import { type NativeEntry, preview, repairThroughCore } from './core-pass.js';
 import { isRecord } from './native-tag.js';
 import { pairingProfile } from './pairing-profile.js';
@@ -32,24 +33,30 @@ const WHY: Partial<Record<RuleId, string>> = {
     "a system message belongs in the request's top-level `system` parameter; moving it there is the caller's decision",
   'role-unknown': 'the role has no equivalent in the Messages API',
   'empty-messages': 'there are no messages to send',
+  'ends-with-assistant':
+    'the model does not take an assistant prefill, and dropping the final assistant message loses what the caller wrote: repair at level strongest drops it, or send the request to a model that supports prefill',
 };
 
 /**
- * Anthropic Messages repaired: empty text blocks dropped, empty messages dropped, consecutive
+ * Anthropic Messages repaired: empty text blocks dropped, blocks fixed where they stand (a call or
+ * result in the wrong role's message kept as text, an input that is not an object made one, an id
+ * off the API's pattern remapped, thinking blocks put first), empty messages dropped, consecutive
  * same-role messages merged (split parallel results come together, tool_result blocks first),
- * then the core's pairing repair on the converted form, then the turns settled again.
+ * then the core's pairing repair on the converted form, then the turns settled again and the
+ * final position fixed for the request's `thinking` and model (anthropic-request-repair.ts).
  */
 export function repairAnthropicMessages(input: readonly unknown[], options: RepairOptions = {}): RepairResult<unknown> {
   if (checkAnthropicMessages(input, options).length === 0)
     return { messages: input as unknown[], changes: [], remaining: [], changed: false };
   const changes: Change[] = [];
   let entries: NativeEntry[] = [];
+  const remapped = idRemapping(input);
   input.forEach((value, origin) => {
     if (!isRecord(value) || typeof value['role'] !== 'string') {
       changes.push({ kind: 'malformed-dropped', index: origin, detail: `not a message object: ${preview(value)}` });
       return;
     }
-    entries.push({ value: dropEmptyTextBlocks(value, origin, changes), origin });
+    entries.push({ value: fixBlocks(dropEmptyTextBlocks(value, origin, changes), origin, remapped, changes), origin });
   });
   entries = settleTurns(entries, changes);
   entries = repairThroughCore(
@@ -76,7 +83,7 @@ export function repairAnthropicMessages(input: readonly unknown[], options: Repa
       };
     },
   );
-  entries = settleTurns(entries, changes);
+  entries = fixFinal(settleTurns(entries, changes), options, changes);
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
   const remaining = checkAnthropicMessages(messages, options).map((violation) => ({
     ...violation,

@@ -121,6 +121,7 @@ function settleTurns(entries: NativeEntry[], options: RepairOptions, changes: Ch
       roleOf(content) === 'user' &&
       countResponses(content) > 0 &&
       roleOf(previous.value as Record<string, unknown>) === 'user' &&
+      // biome-ignore lint/suspicious/noAssignInExpressions: counted once per kept turn, and only when the cheaper tests pass
       (lastResponds ??= countResponses(previous.value) > 0)
     ) {
       // Parallel responses split over consecutive turns: Gemini wants them in the one turn after the calls.

@@ -1,3 +1,4 @@
+import type { CheckOptions } from '../../core/index.js';
 import { check, getProfile, UnstuckError } from '../../core/index.js';
 import type { Answer } from '../completion.js';
 import type { EmulatorWire, ErrorKind, WireCheck, WireRoute } from '../wire.js';
@@ -96,7 +97,12 @@ function checkRequest(body: unknown, route: WireRoute): WireCheck {
   const messages = body['messages'];
   if (messages === undefined) return { kind: 'shape', message: 'messages: Field required' };
   if (!Array.isArray(messages)) return { kind: 'shape', message: 'messages: Input should be a valid list' };
-  return { kind: 'checked', violations: check(messages, { format: 'anthropic-messages', thinking: thinkingOf(body) }) };
+  // The request's model and thinking setting decide the rules that depend on them (prefill, thinking when disabled).
+  const options: CheckOptions = { format: 'anthropic-messages' };
+  const thinking = thinkingOf(body);
+  if (thinking !== undefined) options.thinking = thinking;
+  if (typeof body['model'] === 'string') options.model = body['model'];
+  return { kind: 'checked', violations: check(messages, options) };
 }
 
 /** Extended thinking is on for `thinking: {type: "enabled"}` and `{type: "adaptive"}`. */

@@ -27,14 +27,22 @@ export const anthropicMessagesWire: HttpWire = {
     // The request was repaired before it went out: a retry helps only if the repair, given the
     // rule the provider named, still finds something to change (it never invents what only
     // Anthropic can issue, such as a thinking signature).
-    const healed = sanitize(sent, policy);
+    const healed = sanitize(sent, policy, 'strongest');
     return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
   },
 };
 
-function sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWireBody {
+function sanitize(
+  body: WireBody,
+  policy: RepairPolicy | undefined,
+  level: 'default' | 'strongest' = 'default',
+): SanitizedWireBody {
   const messages = body['messages'] as unknown[];
-  const options: RepairOptions = { format: 'anthropic-messages', thinking: thinkingOf(body) };
+  // The request's model and thinking setting decide the rules that depend on them (prefill, thinking when disabled).
+  const options: RepairOptions = { format: 'anthropic-messages', level };
+  const thinking = thinkingOf(body);
+  if (thinking !== undefined) options.thinking = thinking;
+  if (typeof body['model'] === 'string') options.model = body['model'];
   if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
   if (policy?.orphans !== undefined) options.orphans = policy.orphans;
   const result = repair(messages, options);
@@ -43,10 +51,7 @@ function sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWi
     body: { ...body, messages: result.messages },
     changed: true,
     changes: result.changes,
-    rules: repairedRules(
-      check(messages, { format: 'anthropic-messages', thinking: options.thinking ?? false }),
-      result.remaining,
-    ),
+    rules: repairedRules(check(messages, options), result.remaining),
     remaining: result.remaining,
   };
 }
