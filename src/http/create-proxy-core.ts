@@ -18,7 +18,7 @@ export interface ProxyLogEntry {
   /** The request's path and query, with the value of every query parameter that may hold a key (`key=`…) redacted. */
   path: string;
   /** The wire the path belongs to, when one does (chat, anthropic…). */
-  wire?: WireName;
+  wire?: WireName | undefined;
   status: number;
   /** Rules repaired in this request (before sending, and in the heal retry). */
   rules: RuleId[];
@@ -218,7 +218,7 @@ class Exchange implements ProxyExchange {
       id: idOf(requestId),
       method,
       path: search === '' ? pathname : redactTarget(pathname, search),
-      ...(this.#wire === undefined ? {} : { wire: this.#wire.name }),
+      wire: this.#wire?.name, // always present (undefined is left out of the line): one object shape for every entry
       status: 0,
       rules: [],
       healRetry: false,
