@@ -1,7 +1,7 @@
 import type { RepairOptions } from '../../core/index.js';
 import { check, classifyError, repair } from '../../core/index.js';
-import type { RepairPolicy } from '../sanitize-chat-body.js';
-import type { HttpWire, SanitizedWireBody, WireBody } from './http-wire.js';
+import type { LocalAnswer } from '../openai-error-response.js';
+import type { HttpWire, RepairSettings, SanitizedWireBody, WireBody } from './http-wire.js';
 import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
 
 const PATH = /\/models\/[^/:]+:(?:generateContent|streamGenerateContent|countTokens)$/;
@@ -14,8 +14,9 @@ const PATH = /\/models\/[^/:]+:(?:generateContent|streamGenerateContent|countTok
  * `thoughtSignature` carried through. The key (`x-goog-api-key` or `?key=`) is forwarded as it
  * came and never reported: repair events name the URL with `key` redacted.
  */
-export const geminiWire: HttpWire = {
+export const geminiWire: HttpWire<'gemini'> = {
   name: 'gemini',
+  matchesPath: (pathname) => PATH.test(pathname),
   matches(url) {
     const pathname = pathnameOf(url);
     return pathname !== undefined && PATH.test(pathname);
@@ -27,18 +28,38 @@ export const geminiWire: HttpWire = {
     const inner = body['generateContentRequest'];
     return isRecord(inner) && Array.isArray(inner['contents']) ? body : undefined;
   },
-  sanitize: (body, policy) => sanitize(body, policy),
-  heal(sent, status, text, policy) {
+  sanitize: (body, settings) => sanitize(body, settings.policy),
+  heal(sent, status, text, settings) {
     if (status !== 400) return undefined;
     const verdict = classifyError(status, text);
     if (verdict === undefined || verdict.provider !== 'gemini') return undefined;
-    const healed = sanitize(sent, policy);
+    const healed = sanitize(sent, settings.policy);
     return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
   },
+  error: geminiError,
 };
 
+/** Google's error statuses by HTTP status (cloud.google.com/apis/design/errors, "HTTP mapping"). */
+const STATUSES: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  413: 'INVALID_ARGUMENT',
+  429: 'RESOURCE_EXHAUSTED',
+  502: 'UNAVAILABLE',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+/** An error the proxy answers a Gemini client with, in Google's shape: {error: {code, message, status}}. */
+export function geminiError(status: number, message: string): LocalAnswer {
+  const body = { error: { code: status, message, status: STATUSES[status] ?? 'INTERNAL' } };
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
 /** The one place this wire asks the core: repair `contents` (top level, or countTokens' inner request). */
-function sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWireBody {
+function sanitize(body: WireBody, policy: RepairSettings['policy']): SanitizedWireBody {
   const inner = Array.isArray(body['contents']) ? body : (body['generateContentRequest'] as WireBody);
   const contents = inner['contents'] as unknown[];
   const options: RepairOptions = { format: 'gemini-contents' };

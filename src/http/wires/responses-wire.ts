@@ -1,7 +1,7 @@
 import type { RepairOptions } from '../../core/index.js';
 import { check, classifyError, repair } from '../../core/index.js';
-import type { RepairPolicy } from '../sanitize-chat-body.js';
-import type { HttpWire, SanitizedWireBody, WireBody } from './http-wire.js';
+import { openAIError } from '../openai-error-response.js';
+import type { HttpWire, RepairSettings, SanitizedWireBody, WireBody } from './http-wire.js';
 import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
 
 /**
@@ -15,11 +15,14 @@ import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
  * stored response, which only the provider can see, so a repair here would take valid outputs for
  * orphans. A string `input` has no history and goes out untouched as well.
  */
-export const responsesWire: HttpWire = {
+const RESPONSES_PATH = /\/responses(?:\/compact|\/input_tokens)?\/?$/;
+
+export const responsesWire: HttpWire<'responses'> = {
   name: 'responses',
+  matchesPath: (pathname) => RESPONSES_PATH.test(pathname),
   matches(url) {
     const pathname = pathnameOf(url);
-    return pathname !== undefined && /\/responses(?:\/compact|\/input_tokens)?\/?$/.test(pathname);
+    return pathname !== undefined && RESPONSES_PATH.test(pathname);
   },
   parse(text) {
     const body = parseObject(text);
@@ -27,19 +30,21 @@ export const responsesWire: HttpWire = {
     const previous = body['previous_response_id'];
     return previous === undefined || previous === null ? body : undefined;
   },
-  sanitize: (body, policy) => sanitize(body, policy),
-  heal(sent, status, text, policy) {
+  sanitize: (body, settings) => sanitize(body, settings.policy),
+  heal(sent, status, text, settings) {
     if (status !== 400) return undefined;
     const verdict = classifyError(status, text);
     if (verdict === undefined || verdict.provider !== 'openai-responses') return undefined;
     // The request was repaired before it went out: a retry helps only if the repair still finds something to change.
-    const healed = sanitize(sent, policy);
+    const healed = sanitize(sent, settings.policy);
     return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
   },
+  // The Responses API answers errors in OpenAI's envelope: {error: {message, type, param, code}}.
+  error: (status, message, code) => openAIError(status, message, code),
 };
 
 /** The one place this wire asks the core: repair `input`, and name the rules the repair removed. */
-function sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWireBody {
+function sanitize(body: WireBody, policy: RepairSettings['policy']): SanitizedWireBody {
   const input = body['input'] as unknown[];
   const options: RepairOptions = { format: 'responses-input' };
   if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
