@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
@@ -42,6 +43,7 @@ export function startUpstream(options: { sseGapMs?: number } = {}): Promise<Serv
   const server = createServer((incoming, outgoing) => {
     incoming.resume();
     incoming.on('end', () => {
+      if (incoming.url?.includes('/v1/messages') === true) return answerAnthropic(incoming.url, outgoing, options);
       if (incoming.url?.includes('sse=1')) {
         outgoing.writeHead(200, { 'content-type': 'text/event-stream' });
         outgoing.write('data: {"choices":[{"delta":{"content":"first"}}]}\n\n');
@@ -53,6 +55,40 @@ export function startUpstream(options: { sseGapMs?: number } = {}): Promise<Serv
     });
   });
   return listen(server);
+}
+
+const ANTHROPIC_MESSAGE = JSON.stringify({
+  id: 'msg_bench',
+  type: 'message',
+  role: 'assistant',
+  model: 'bench',
+  content: [{ type: 'text', text: 'ok' }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 1, output_tokens: 1 },
+});
+
+/** The Anthropic wire's answer: a message, or with `sse=1` its events, `message_start` at once and the rest after the gap. */
+function answerAnthropic(url: string, outgoing: ServerResponse, options: { sseGapMs?: number }): void {
+  if (!url.includes('sse=1')) {
+    outgoing.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(ANTHROPIC_MESSAGE),
+    });
+    outgoing.end(ANTHROPIC_MESSAGE);
+    return;
+  }
+  const event = (type: string, data: unknown): string =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...(data as object) })}\n\n`;
+  outgoing.writeHead(200, { 'content-type': 'text/event-stream' });
+  outgoing.write(event('message_start', { message: { ...JSON.parse(ANTHROPIC_MESSAGE), content: [] } }));
+  setTimeout(() => {
+    outgoing.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
+    outgoing.write(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } }));
+    outgoing.write(event('content_block_stop', { index: 0 }));
+    outgoing.write(event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } }));
+    outgoing.end(event('message_stop', {}));
+  }, options.sseGapMs ?? 20);
 }
 
 /** The baseline: a minimal Node pass-through proxy (pipe in, pipe out, keep-alive to the upstream, no parsing). */

@@ -1,7 +1,8 @@
 /**
  * Load test on loopback (not part of `npm test` or `npm run bench`): `npm run load`.
  * 64 concurrent connections for 30 s through a real `unstuck proxy` process to the strict
- * emulator; half the requests carry a broken history the proxy must repair, half stream.
+ * emulator, on both wires (chat completions and Anthropic Messages, as Claude Code sends them:
+ * `/v1/messages?beta=true`); half the requests carry a broken history the proxy must repair, half stream.
  * Passes (exit 0) when there are 0 errors, 0 timeouts, 0 non-2xx answers and the emulator saw
  * only valid requests.
  */
@@ -55,23 +56,53 @@ const bodies = [
   JSON.stringify({ model: 'gpt-4o', messages: valid, stream: true }),
 ];
 
+const toolUse = { type: 'tool_use', id: 'toolu_01', name: 'Read', input: { file_path: '/a.txt' } };
+const anthropicValid = [
+  { role: 'user', content: 'read /a.txt' },
+  { role: 'assistant', content: [toolUse] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: 'hello' }] },
+];
+const anthropicBroken = [
+  { role: 'user', content: 'read /a.txt' },
+  { role: 'assistant', content: [{ type: 'text', text: ' \n' }, toolUse] },
+  { role: 'user', content: 'never mind' },
+];
+const anthropicBodies = [
+  { model: 'claude-sonnet-4-5', max_tokens: 64, messages: anthropicValid },
+  { model: 'claude-sonnet-4-5', max_tokens: 64, messages: anthropicBroken },
+  { model: 'claude-sonnet-4-5', max_tokens: 64, messages: anthropicBroken, stream: true },
+  { model: 'claude-sonnet-4-5', max_tokens: 64, messages: anthropicValid, stream: true },
+].map((body) => JSON.stringify(body));
+
 const result = await autocannon({
   url: `${proxyUrl}/v1/chat/completions`,
   connections: 64,
   duration: seconds,
-  requests: bodies.map((body) => ({
-    method: 'POST' as const,
-    path: '/v1/chat/completions',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-load' },
-    body,
-  })),
+  requests: [
+    ...bodies.map((body) => ({
+      method: 'POST' as const,
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-load' },
+      body,
+    })),
+    ...anthropicBodies.map((body) => ({
+      method: 'POST' as const,
+      path: '/v1/messages?beta=true',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-load', 'anthropic-version': '2023-06-01' },
+      body,
+    })),
+  ],
 });
 const invalid = emulator.requests.filter((request) => request.violations.length > 0).length;
+const byWire = (wire: string): number => emulator.requests.filter((request) => request.wire === wire).length;
 console.log(
-  `load: 64 connections, ${seconds} s: ${result.requests.total} requests, ${result.requests.average.toFixed(0)} req/s, latency p50 ${result.latency.p50} ms p99 ${result.latency.p99} ms, errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}, invalid requests seen upstream ${invalid}, log lines ${logLines}`,
+  `load: 64 connections, ${seconds} s: ${result.requests.total} requests, ${result.requests.average.toFixed(0)} req/s, latency p50 ${result.latency.p50} ms p99 ${result.latency.p99} ms, errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}, invalid requests seen upstream ${invalid} (of ${byWire('chat')} chat, ${byWire('anthropic')} anthropic), log lines ${logLines}`,
 );
 const exited = new Promise((resolve) => child.once('exit', resolve));
 child.kill('SIGTERM');
 await exited;
 await upstream.close();
-process.exitCode = result.errors === 0 && result.timeouts === 0 && result.non2xx === 0 && invalid === 0 ? 0 : 1;
+process.exitCode =
+  result.errors === 0 && result.timeouts === 0 && result.non2xx === 0 && invalid === 0 && byWire('anthropic') > 0
+    ? 0
+    : 1;

@@ -2,7 +2,8 @@
  * A proxy in its own process for bench/http.bench.ts, so its CPU time can be measured apart from
  * the load generator's: `unstuck` (the CLI's own `unstuck proxy` command, run in this process,
  * logging one JSON line per request to stderr as it does, which the bench points at a file) or
- * `baseline` (the minimal pass-through) or `baseline-undici` (the same on undici, for context). Answers IPC 'cpu' with process.cpuUsage().
+ * `baseline` (the minimal pass-through) or `baseline-undici` (the same on undici, for context), or
+ * `unstuck-generic` (routes to two origins: the generic path). Answers IPC 'cpu' with process.cpuUsage().
  */
 import { run } from '../src/cli/run.js';
 import { startBaselineProxy, startUndiciBaselineProxy } from './http-fixtures.js';
@@ -33,7 +34,13 @@ if (kind === 'baseline' || kind === 'baseline-undici') {
     cwd: process.cwd(),
     signal: controller.signal,
   };
-  const exited = run(['proxy', '--upstream', upstream, '--port', '0', '--profile', 'deepseek'], io);
+  // `unstuck-generic`: the Anthropic wire routed to one origin, everything else to another (the same
+  // server by another name), so the proxy runs on its generic path rather than the native server.
+  const upstreams =
+    kind === 'unstuck-generic'
+      ? ['--upstream', `anthropic=${upstream}`, '--upstream', upstream.replace('127.0.0.1', 'localhost')]
+      : ['--upstream', upstream];
+  const exited = run(['proxy', ...upstreams, '--port', '0', '--profile', 'deepseek'], io);
   url = await started;
   stop = async () => {
     controller.abort();

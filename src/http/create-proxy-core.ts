@@ -1,20 +1,24 @@
 import type { Profile, ProfileName, RuleId } from '../core/index.js';
 import type { RawHeaders } from './forward-headers.js';
 import { clientRawHeaders, upstreamRawHeaders } from './forward-headers.js';
-import { healChatBody } from './heal-chat-body.js';
 import type { LocalAnswer } from './openai-error-response.js';
 import { openAIError } from './openai-error-response.js';
 import type { ProxyMetrics } from './proxy-metrics.js';
 import { createProxyMetrics } from './proxy-metrics.js';
+import { redactSecrets, redactTarget } from './redact-secrets.js';
 import { targetOf } from './request-target.js';
 import type { RepairPolicy } from './sanitize-chat-body.js';
-import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
+import type { HttpWire, WireBody, WireName } from './wires/http-wire.js';
+import { wireOfPath } from './wires/wire-table.js';
 
 /** One line per request, written when its response body has ended. Never holds headers; bodies only with `logBodies`. */
 export interface ProxyLogEntry {
   id: string;
   method: string;
+  /** The request's path and query, with the value of every query parameter that may hold a key (`key=`…) redacted. */
   path: string;
+  /** The wire the path belongs to, when one does (chat, anthropic…). */
+  wire?: WireName;
   status: number;
   /** Rules repaired in this request (before sending, and in the heal retry). */
   rules: RuleId[];
@@ -38,8 +42,13 @@ export interface ProxyLogEntry {
 }
 
 export interface ProxyOptions {
-  /** Base URL the proxy forwards to; the request path is appended to its path. */
-  upstream: string;
+  /**
+   * Base URL the proxy forwards to; the request path is appended to its path. Every request goes
+   * here that `routes` does not send elsewhere; without it, such a request gets a 404.
+   */
+  upstream?: string;
+  /** A base URL per wire, for one proxy in front of several providers (e.g. `{ anthropic: …, chat: … }`). */
+  routes?: Partial<Record<WireName, string>>;
   profile?: ProfileName | Profile;
   policy?: RepairPolicy;
   /** Requests with a larger body get a 413 (default 32 MiB). */
@@ -68,6 +77,8 @@ export interface ProxyExchange {
   readonly entry: ProxyLogEntry;
   /** `/healthz` and `/metrics` are answered by the proxy, never forwarded. */
   readonly local: LocalAnswer | undefined;
+  /** The local answer is `/metrics`: a carrier that can wait sends `metrics.collect()` instead of the snapshot in `local`. */
+  readonly isMetrics: boolean;
   /** Whether the request carries a body (not GET/HEAD). */
   readonly readsBody: boolean;
   /** The upstream URL: the request's path and query under the upstream base path. */
@@ -111,19 +122,29 @@ export interface ProxyCore {
   readonly metrics: ProxyMetrics;
   /** Where requests go: the upstream's protocol, host and port (its base path is in each exchange's `upstreamPath`). */
   readonly upstream: { protocol: string; hostname: string; port: string };
+  /**
+   * True when every route shares `upstream`'s origin, so a carrier with one connection pool to it
+   * (the native server) can carry every exchange; with routes to several origins it cannot.
+   */
+  readonly singleOrigin: boolean;
   /** `url` is absolute (adapters build it on their own origin); `requestId` is the client's x-request-id, if any. */
   begin(method: string, url: string, requestId: string | null | undefined): ProxyExchange;
 }
 
-const METRICS_HEADERS = { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' };
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const CHAT_PATH = /\/chat\/completions\/?$/; // as isChatCompletionsPath, on a pathname already parsed
 
-interface Settings {
+/** Where one group of requests goes: an upstream's origin and the base path their paths are appended to. */
+interface Route {
   readonly origin: string;
   readonly basePath: string;
+}
+
+interface Settings {
+  /** The route of every request whose wire has none of its own (undefined: such a request gets a 404). */
+  readonly fallback: Route | undefined;
+  readonly routes: ReadonlyMap<WireName, Route>;
   readonly maxBodyBytes: number;
   readonly timeoutMs: number;
   readonly metrics: ProxyMetrics;
@@ -132,11 +153,21 @@ interface Settings {
   readonly log: ((entry: ProxyLogEntry) => void) | undefined;
 }
 
+function routeOf(upstream: string): Route & { url: URL } {
+  const url = new URL(upstream);
+  return { url, origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
+}
+
 export function createProxyCore(options: ProxyOptions): ProxyCore {
-  const base = new URL(options.upstream);
+  const fallback = options.upstream === undefined ? undefined : routeOf(options.upstream);
+  const routes = new Map<WireName, Route & { url: URL }>();
+  for (const [wire, upstream] of Object.entries(options.routes ?? {}) as [WireName, string | undefined][])
+    if (upstream !== undefined) routes.set(wire, routeOf(upstream));
+  const base = (fallback ?? [...routes.values()][0])?.url;
+  if (base === undefined) throw new TypeError('createProxyCore: give an upstream or at least one route');
   const settings: Settings = {
-    origin: base.origin,
-    basePath: base.pathname.replace(/\/+$/, ''),
+    fallback,
+    routes,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
     metrics: options.metrics ?? createProxyMetrics(),
@@ -147,6 +178,7 @@ export function createProxyCore(options: ProxyOptions): ProxyCore {
   return {
     metrics: settings.metrics,
     upstream: { protocol: base.protocol, hostname: base.hostname, port: base.port },
+    singleOrigin: [...routes.values()].every((route) => route.origin === base.origin),
     begin: (method, url, requestId) => new Exchange(settings, method, url, requestId),
   };
 }
@@ -155,6 +187,7 @@ export function createProxyCore(options: ProxyOptions): ProxyCore {
 class Exchange implements ProxyExchange {
   readonly entry: ProxyLogEntry;
   readonly local: LocalAnswer | undefined;
+  readonly isMetrics: boolean;
   readonly readsBody: boolean;
   readonly url: string;
   readonly upstreamPath: string;
@@ -163,8 +196,13 @@ class Exchange implements ProxyExchange {
   readonly maxHealBytes = MAX_HEAL_BODY_BYTES;
   readonly #settings: Settings;
   readonly #started = performance.now();
-  readonly #isChat: boolean;
-  /** The chat body as last sent (bytes, not the parsed object: a heal is rare, holding objects per request is not free). */
+  /** The wire whose path this is (its upstream, its error shape, its metrics label). */
+  readonly #wire: HttpWire | undefined;
+  /** The wire that repairs this request: the path's wire, for a POST. */
+  readonly #repairs: HttpWire | undefined;
+  readonly #label: string;
+  readonly #origin: string;
+  /** The body as last sent (bytes, not the parsed object: a heal is rare, holding objects per request is not free). */
   #sent: Uint8Array | undefined;
   #healed = false;
   #sentAt = 0;
@@ -173,10 +211,14 @@ class Exchange implements ProxyExchange {
   constructor(settings: Settings, method: string, href: string, requestId: string | null | undefined) {
     this.#settings = settings;
     const [pathname, search] = targetOf(href); // throws on a target that is no URL: the adapter answers 400
+    this.#wire = wireOfPath(pathname);
+    this.#repairs = method === 'POST' ? this.#wire : undefined;
+    this.#label = this.#wire?.name ?? 'other';
     this.entry = {
       id: idOf(requestId),
       method,
-      path: pathname,
+      path: search === '' ? pathname : redactTarget(pathname, search),
+      ...(this.#wire === undefined ? {} : { wire: this.#wire.name }),
       status: 0,
       rules: [],
       healRetry: false,
@@ -184,22 +226,34 @@ class Exchange implements ProxyExchange {
       requestBytes: 0,
       durationMs: 0,
     };
-    this.#isChat = method === 'POST' && CHAT_PATH.test(pathname);
     this.readsBody = method !== 'GET' && method !== 'HEAD';
-    this.upstreamPath = `${settings.basePath}${pathname}${search}`;
-    this.url = `${settings.origin}${this.upstreamPath}`;
+    const route = (this.#wire === undefined ? undefined : settings.routes.get(this.#wire.name)) ?? settings.fallback;
+    this.#origin = route?.origin ?? '';
+    this.upstreamPath = `${route?.basePath ?? ''}${pathname}${search}`;
+    this.url = `${this.#origin}${this.upstreamPath}`;
     this.maxBodyBytes = settings.maxBodyBytes;
     this.timeoutMs = settings.timeoutMs;
+    this.isMetrics = method === 'GET' && pathname === '/metrics';
     if (method === 'GET' && pathname === '/healthz')
       this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
-    else if (method === 'GET' && pathname === '/metrics')
-      this.local = { status: 200, headers: METRICS_HEADERS, body: settings.metrics.render() };
+    else if (this.isMetrics)
+      this.local = {
+        status: 200,
+        headers: { 'content-type': settings.metrics.contentType },
+        body: settings.metrics.render(),
+      };
+    else if (route === undefined)
+      this.local = this.#error(
+        404,
+        `unstuck proxy: no upstream for ${this.#wire === undefined ? 'this path' : `the ${this.#wire.name} wire`} (start it with --upstream URL or --upstream ${this.#wire?.name ?? 'WIRE'}=URL)`,
+        'no_upstream',
+      );
   }
 
   tooLarge(size: number): LocalAnswer {
     this.entry.requestBytes = size;
     return this.#reply(
-      openAIError(413, `unstuck proxy: request body is larger than ${this.maxBodyBytes} bytes`, 'request_too_large'),
+      this.#error(413, `unstuck proxy: request body is larger than ${this.maxBodyBytes} bytes`, 'request_too_large'),
       'too-large',
     );
   }
@@ -207,12 +261,13 @@ class Exchange implements ProxyExchange {
   prepare(bytes: Uint8Array | undefined): Uint8Array | undefined {
     if (bytes === undefined) return undefined;
     this.entry.requestBytes = bytes.byteLength;
-    const text = this.#settings.logBodies || this.#isChat ? decoder.decode(bytes) : undefined;
+    const wire = this.#repairs;
+    const text = this.#settings.logBodies || wire !== undefined ? decoder.decode(bytes) : undefined;
     if (this.#settings.logBodies && text !== undefined) this.entry.requestBody = text;
-    if (!this.#isChat || text === undefined) return bytes;
-    const body = parseChatBody(text);
-    if (body === undefined) return bytes;
-    const result = sanitizeChatBody(body, this.#settings.repair);
+    if (wire === undefined || text === undefined) return bytes;
+    const body = wire.parse(text);
+    if (body === undefined) return bytes; // not JSON, or not the shape the path implies: the upstream answers it
+    const result = wire.sanitize(body, this.#settings.repair);
     this.#sent = result.changed ? encoder.encode(JSON.stringify(result.body)) : bytes;
     if (result.changed) this.#repaired(result.rules);
     return this.#sent;
@@ -231,13 +286,14 @@ class Exchange implements ProxyExchange {
   }
 
   heal(status: number, text: string): Uint8Array | undefined {
-    if (!this.mayHeal(status)) return undefined;
-    const sent = parseChatBody(decoder.decode(this.#sent));
-    const result = sent === undefined ? undefined : healChatBody(sent, status, text, this.#settings.repair);
+    const wire = this.#repairs;
+    if (!this.mayHeal(status) || wire === undefined) return undefined;
+    const sent: WireBody | undefined = wire.parse(decoder.decode(this.#sent));
+    const result = sent === undefined ? undefined : wire.heal(sent, status, text, this.#settings.repair);
     if (result === undefined) return undefined;
     this.#healed = true;
     this.entry.healRetry = true;
-    this.#settings.metrics.countHealRetry();
+    this.#settings.metrics.countHealRetry(this.#label);
     this.#repaired(result.rules);
     this.#sent = encoder.encode(JSON.stringify(result.body));
     return this.#sent;
@@ -246,9 +302,9 @@ class Exchange implements ProxyExchange {
   answered(status: number): void {
     const now = performance.now();
     this.entry.upstreamMs = round(now - this.#started);
-    this.#settings.metrics.observeUpstreamLatency((now - this.#sentAt) / 1000);
+    this.#settings.metrics.observeUpstreamLatency((now - this.#sentAt) / 1000, this.#label);
     this.entry.status = status;
-    this.#settings.metrics.countRequest(status);
+    this.#settings.metrics.countRequest(status, this.#label);
   }
 
   clientHeaders(raw: RawHeaders, decoded: boolean): string[] {
@@ -260,22 +316,22 @@ class Exchange implements ProxyExchange {
     if (kind === 'client-closed') {
       if (this.#ended) return undefined;
       this.entry.status = 499;
-      metrics.countRequest(499);
+      metrics.countRequest(499, this.#label);
       this.#end('client-closed');
       return undefined;
     }
     if (kind === 'timeout') {
-      metrics.countUpstreamFailure('timeout');
+      metrics.countUpstreamFailure('timeout', this.#label);
       return this.#reply(
-        openAIError(504, `unstuck proxy: the upstream sent nothing for ${this.timeoutMs} ms`, 'upstream_timeout'),
+        this.#error(504, `unstuck proxy: the upstream sent nothing for ${this.timeoutMs} ms`, 'upstream_timeout'),
         'upstream-timeout',
       );
     }
-    metrics.countUpstreamFailure('unreachable');
+    metrics.countUpstreamFailure('unreachable', this.#label);
     return this.#reply(
-      openAIError(
+      this.#error(
         502,
-        `unstuck proxy: upstream ${this.#settings.origin} is unreachable (${describeCause(error)})`,
+        `unstuck proxy: upstream ${this.#origin} is unreachable (${redactSecrets(describeCause(error))})`,
         'upstream_unreachable',
       ),
       'upstream-unreachable',
@@ -289,27 +345,32 @@ class Exchange implements ProxyExchange {
   noteError(error: unknown): void {
     if (this.entry.error !== undefined) return;
     const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    this.entry.error = text.split('\n')[0]?.slice(0, 200) ?? '';
+    this.entry.error = redactSecrets(text.split('\n')[0] ?? '').slice(0, 200);
   }
 
   finish(outcome: 'complete' | 'client-closed' | 'upstream-error' | 'upstream-timeout'): void {
     if (this.#ended) return;
-    if (outcome === 'upstream-timeout') this.#settings.metrics.countUpstreamFailure('timeout');
-    if (outcome === 'upstream-error') this.#settings.metrics.countUpstreamFailure('stream-error');
+    if (outcome === 'upstream-timeout') this.#settings.metrics.countUpstreamFailure('timeout', this.#label);
+    if (outcome === 'upstream-error') this.#settings.metrics.countUpstreamFailure('stream-error', this.#label);
     this.#end(outcome);
   }
 
   #repaired(found: readonly RuleId[]): void {
     for (const rule of found) {
       if (this.entry.rules.includes(rule)) continue;
-      this.#settings.metrics.countRepair(rule);
+      this.#settings.metrics.countRepair(rule, this.#label);
       this.entry.rules.push(rule);
     }
   }
 
+  /** An error the proxy answers itself, in the shape the wire's clients parse (OpenAI's for any other path). */
+  #error(status: number, message: string, code: string): LocalAnswer {
+    return this.#wire === undefined ? openAIError(status, message, code) : this.#wire.error(status, message, code);
+  }
+
   #reply(answer: LocalAnswer, outcome: ProxyLogEntry['outcome']): LocalAnswer {
     this.entry.status = answer.status;
-    this.#settings.metrics.countRequest(answer.status);
+    this.#settings.metrics.countRequest(answer.status, this.#label);
     this.#end(outcome);
     return answer;
   }

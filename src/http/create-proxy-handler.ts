@@ -40,7 +40,8 @@ const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
  * The proxy as a function of a fetch `Request`: no socket, so it is tested in-process and any
  * server can carry it. Every decision (what is local, the limit, the repair, the heal, the
  * headers, the log line) is the proxy core's (`create-proxy-core.ts`); this function only moves
- * bytes with fetch objects. Every failure becomes a response in the OpenAI error shape; it never throws.
+ * bytes with fetch objects. Every failure becomes a response in the error shape of the request's wire
+ * (OpenAI's for chat and any other path, Anthropic's for `/v1/messages`); it never throws.
  */
 export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
   const core = createProxyCore(options);
@@ -49,8 +50,12 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
   async function handle(request: ProxyRequest): Promise<Response> {
     const exchange = core.begin(request.method, request.url, request.headers.get('x-request-id'));
     if (exchange.local !== undefined) {
-      exchange.answer(exchange.local);
-      return toResponse(exchange.local);
+      // This carrier can wait, so /metrics is rendered fresh rather than the core's snapshot.
+      const answer = exchange.isMetrics
+        ? { ...exchange.local, body: await core.metrics.collect().catch(() => exchange.local?.body ?? '') }
+        : exchange.local;
+      exchange.answer(answer);
+      return toResponse(answer);
     }
 
     let body: Uint8Array | undefined;
@@ -174,5 +179,7 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
     return new Response(relay, init);
   }
 
+  // The native server holds one connection pool, to `core.upstream`: routes to several origins keep the generic path.
+  if (!core.singleOrigin) return Object.assign(handle, { metrics: core.metrics });
   return Object.assign(handle, { metrics: core.metrics, [PROXY_CORE]: { core, fetch: options.fetch } });
 }

@@ -6,6 +6,7 @@ import { readAnswerText } from './read-answer-text.js';
 import { answerFromText, readFetchRequest } from './read-fetch-request.js';
 import type { RepairPolicy, SanitizedChatBody } from './sanitize-chat-body.js';
 import { parseChatBody, sanitizeChatBody } from './sanitize-chat-body.js';
+import type { NativeWireName } from './wires/http-wire.js';
 import { sanitizeByWire } from './wires/sanitize-by-wire.js';
 
 /** What one repair of an outgoing request did; `attempt: 'heal'` is the one retry after a provider 400. */
@@ -13,7 +14,7 @@ export interface RepairEvent {
   url: string;
   attempt: 'request' | 'heal';
   /** The wire, for a native one (src/http/wires/); absent for chat completions. */
-  wire?: 'anthropic';
+  wire?: NativeWireName;
   /** The core's changes (a native wire's include the kinds only the native formats make). */
   changes: Change[];
   rules: RuleId[];

@@ -14,3 +14,5 @@ export {
 export type { ProxyMetrics } from './proxy-metrics.js';
 export { createProxyMetrics } from './proxy-metrics.js';
 export type { RepairPolicy } from './sanitize-chat-body.js';
+export type { WireName } from './wires/http-wire.js';
+export { isWireName, WIRE_NAMES } from './wires/wire-table.js';

@@ -1,83 +1,136 @@
-/** Upper bounds (seconds) of the upstream latency histogram: from loopback to slow reasoning models. */
-const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] as const;
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
+/** Upper bounds (seconds) of the upstream latency histogram: from loopback to slow reasoning models. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/** How stale `render()` may be after a change: at most this many renders a second, whatever the load. */
+export const METRICS_REFRESH_MS = 100;
+
+/**
+ * The proxy's metrics, each labelled with the wire of the request (`chat`, `anthropic`, or `other`
+ * for a path no wire owns, `/healthz` and `/metrics` among them). The counters and the histogram
+ * are prom-client's, in a registry of this proxy's own; the process and event-loop metrics
+ * (`process_*`, `nodejs_*`) are prom-client's default ones, collected once per process.
+ */
 export interface ProxyMetrics {
-  countRequest(status: number): void;
-  countRepair(rule: string): void;
-  countHealRetry(): void;
-  countUpstreamFailure(kind: 'unreachable' | 'timeout' | 'stream-error'): void;
-  observeUpstreamLatency(seconds: number): void;
-  /** Prometheus text exposition format 0.0.4. */
+  countRequest(status: number, wire: string): void;
+  countRepair(rule: string, wire: string): void;
+  countHealRetry(wire: string): void;
+  countUpstreamFailure(kind: 'unreachable' | 'timeout' | 'stream-error', wire: string): void;
+  observeUpstreamLatency(seconds: number, wire: string): void;
+  /** The exposition as of now (Prometheus text format 0.0.4), rendered fresh. */
+  collect(): Promise<string>;
+  /**
+   * The latest exposition, synchronously, for a carrier that answers without waiting (the native
+   * server): rendered at most `METRICS_REFRESH_MS` after the last change, and again after each call.
+   */
   render(): string;
+  readonly contentType: string;
+  /** The registry of the proxy's own metrics, to merge into an application's registry. */
+  readonly registry: Registry;
+}
+
+let processRegistry: Registry | undefined;
+
+/** One registry of the default metrics per process: each collector (event-loop delay, GC) is set up once. */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
 }
 
 export function createProxyMetrics(): ProxyMetrics {
-  const requests = new Map<string, number>();
-  const repairs = new Map<string, number>();
-  const failures = new Map<string, number>();
-  const buckets = LATENCY_BUCKETS.map(() => 0);
-  let healRetries = 0;
-  let latencyCount = 0;
-  let latencySum = 0;
-
-  const bump = (map: Map<string, number>, key: string): void => {
-    map.set(key, (map.get(key) ?? 0) + 1);
+  const registry = new Registry();
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'unstuck_proxy_requests_total',
+    help: 'Requests answered by the proxy, by HTTP status and wire.',
+    labelNames: ['status', 'wire'],
+    registers,
+  });
+  const repairs = new Counter({
+    name: 'unstuck_proxy_repairs_total',
+    help: 'Requests repaired before forwarding, by rule repaired and wire.',
+    labelNames: ['rule', 'wire'],
+    registers,
+  });
+  const healRetries = new Counter({
+    name: 'unstuck_proxy_heal_retries_total',
+    help: 'Requests retried once after the upstream rejected them with a pairing error, by wire.',
+    labelNames: ['wire'],
+    registers,
+  });
+  const failures = new Counter({
+    name: 'unstuck_proxy_upstream_failures_total',
+    help: 'Upstream failures the proxy answered for, by kind and wire.',
+    labelNames: ['kind', 'wire'],
+    registers,
+  });
+  const latency = new Histogram({
+    name: 'unstuck_proxy_upstream_latency_seconds',
+    help: 'Time from sending a request upstream to its response headers, by wire.',
+    labelNames: ['wire'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  let merged: Registry | undefined;
+  const everything = (): Registry => {
+    merged ??= Registry.merge([registry, processMetrics()]);
+    return merged;
   };
+
+  // The snapshot `render()` returns: refreshed on a timer, never on the request path.
+  let latest = '';
+  let lastRefresh = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const refresh = (): void => {
+    timer = undefined;
+    lastRefresh = performance.now();
+    everything()
+      .metrics()
+      .then(
+        (text) => {
+          latest = text;
+        },
+        () => undefined, // a collector that failed leaves the last snapshot in place
+      );
+  };
+  const changed = (): void => {
+    if (timer !== undefined) return;
+    timer = setTimeout(refresh, Math.max(0, lastRefresh + METRICS_REFRESH_MS - performance.now()));
+    timer.unref();
+  };
+  changed();
 
   return {
-    countRequest: (status) => bump(requests, String(status)),
-    countRepair: (rule) => bump(repairs, rule),
-    countHealRetry: () => {
-      healRetries += 1;
+    countRequest(status, wire) {
+      requests.inc({ status: String(status), wire });
+      changed();
     },
-    countUpstreamFailure: (kind) => bump(failures, kind),
-    observeUpstreamLatency(seconds) {
-      latencyCount += 1;
-      latencySum += seconds;
-      LATENCY_BUCKETS.forEach((bound, index) => {
-        if (seconds <= bound) buckets[index] = (buckets[index] ?? 0) + 1;
-      });
+    countRepair(rule, wire) {
+      repairs.inc({ rule, wire });
+      changed();
     },
+    countHealRetry(wire) {
+      healRetries.inc({ wire });
+      changed();
+    },
+    countUpstreamFailure(kind, wire) {
+      failures.inc({ kind, wire });
+      changed();
+    },
+    observeUpstreamLatency(seconds, wire) {
+      latency.observe({ wire }, seconds);
+      changed();
+    },
+    collect: () => everything().metrics(),
     render() {
-      const lines: string[] = [];
-      const family = (name: string, type: string, help: string): void => {
-        lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-      };
-      family('unstuck_proxy_requests_total', 'counter', 'Requests answered by the proxy, by HTTP status.');
-      for (const [status, count] of sorted(requests))
-        lines.push(`unstuck_proxy_requests_total{status="${status}"} ${count}`);
-      family('unstuck_proxy_repairs_total', 'counter', 'Requests repaired before forwarding, by rule repaired.');
-      for (const [rule, count] of sorted(repairs))
-        lines.push(`unstuck_proxy_repairs_total{rule="${escapeLabel(rule)}"} ${count}`);
-      family(
-        'unstuck_proxy_heal_retries_total',
-        'counter',
-        'Requests retried once after the upstream rejected them with a pairing error.',
-      );
-      lines.push(`unstuck_proxy_heal_retries_total ${healRetries}`);
-      family('unstuck_proxy_upstream_failures_total', 'counter', 'Upstream failures the proxy answered for, by kind.');
-      for (const [kind, count] of sorted(failures))
-        lines.push(`unstuck_proxy_upstream_failures_total{kind="${kind}"} ${count}`);
-      family(
-        'unstuck_proxy_upstream_latency_seconds',
-        'histogram',
-        'Time from sending a request upstream to its response headers.',
-      );
-      LATENCY_BUCKETS.forEach((bound, index) =>
-        lines.push(`unstuck_proxy_upstream_latency_seconds_bucket{le="${bound}"} ${buckets[index] ?? 0}`),
-      );
-      lines.push(`unstuck_proxy_upstream_latency_seconds_bucket{le="+Inf"} ${latencyCount}`);
-      lines.push(`unstuck_proxy_upstream_latency_seconds_sum ${latencySum}`);
-      lines.push(`unstuck_proxy_upstream_latency_seconds_count ${latencyCount}`);
-      return `${lines.join('\n')}\n`;
+      changed(); // the process metrics move on their own: the next scrape gets a newer snapshot
+      return latest;
     },
+    contentType: registry.contentType,
+    registry,
   };
-}
-
-function sorted(map: Map<string, number>): [string, number][] {
-  return [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }

@@ -34,7 +34,7 @@ test('/healthz answers locally; /metrics serves Prometheus text', async () => {
   assert.deepEqual(await health.json(), { status: 'ok' });
   const metrics = await handler(new Request('http://p/metrics'));
   assert.match(metrics.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-  assert.match(await metrics.text(), /^unstuck_proxy_requests_total\{status="200"\} 1$/m);
+  assert.match(await metrics.text(), /^unstuck_proxy_requests_total\{status="200",wire="other"\} 1$/m);
 });
 
 test('forwards path and query under the upstream base path, end-to-end headers kept, hop-by-hop dropped', async () => {
@@ -97,8 +97,8 @@ test('a broken chat request is repaired; the log line names the rules and holds 
   assert.equal(typeof logs[0]?.upstreamMs, 'number');
   assert.ok(!line.includes(KEY) && !line.includes(SECRET_TEXT), line);
   const metrics = await (await handler(new Request('http://p/metrics'))).text();
-  assert.match(metrics, /^unstuck_proxy_repairs_total\{rule="tool-calls-unanswered"\} 1$/m);
-  assert.match(metrics, /^unstuck_proxy_upstream_latency_seconds_count 1$/m);
+  assert.match(metrics, /^unstuck_proxy_repairs_total\{rule="tool-calls-unanswered",wire="chat"\} 1$/m);
+  assert.match(metrics, /^unstuck_proxy_upstream_latency_seconds_count\{wire="chat"\} 1$/m);
 });
 
 test('--log-bodies puts the body in the log line, and still never the key', async () => {
@@ -174,7 +174,7 @@ test('an upstream silent past the timeout is a 504, promptly', async () => {
   assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'upstream_timeout');
   assert.match(
     await (await handler(new Request('http://p/metrics'))).text(),
-    /unstuck_proxy_upstream_failures_total\{kind="timeout"\} 1/,
+    /unstuck_proxy_upstream_failures_total\{kind="timeout",wire="chat"\} 1/,
   );
 });
 
@@ -238,7 +238,10 @@ test('a 400 for a pairing rule the profile missed is healed once and counted', a
     [400, 200],
   );
   assert.equal(logs[0]?.healRetry, true);
-  assert.match(await (await handler(new Request('http://p/metrics'))).text(), /^unstuck_proxy_heal_retries_total 1$/m);
+  assert.match(
+    await (await handler(new Request('http://p/metrics'))).text(),
+    /^unstuck_proxy_heal_retries_total\{wire="chat"\} 1$/m,
+  );
 });
 
 test('the client going away aborts the upstream request', async () => {

@@ -12,6 +12,7 @@ import type { Io } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
 import { check } from '../../src/core/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
+import { scrapeUntil } from './support/scrape-metrics.js';
 
 const root = join(import.meta.dirname, '../..');
 const KEY = 'sk-unstuck-cli-secret-9f8e7d6c5b4a';
@@ -76,8 +77,10 @@ test('`unstuck proxy` as a process: repairs, logs one JSON line per request with
   assert.deepEqual(emulator.requests.at(-1)?.violations, []);
   const health = await fetch(`${proxy.url}/healthz`);
   assert.equal(health.status, 200);
-  const metrics = await (await fetch(`${proxy.url}/metrics`)).text();
-  assert.match(metrics, /unstuck_proxy_repairs_total\{rule="tool-calls-unanswered"\} 1/);
+  await scrapeUntil(
+    `${proxy.url}/metrics`,
+    /unstuck_proxy_repairs_total\{rule="tool-calls-unanswered",wire="chat"\} 1/,
+  );
   const { code, stderr } = await proxy.stop();
   assert.equal(code, 0);
   assert.ok(!stderr.includes(KEY), 'the key leaked into the log');
@@ -91,7 +94,8 @@ test('`unstuck proxy` as a process: repairs, logs one JSON line per request with
   assert.deepEqual(chat?.rules, ['tool-calls-unanswered']);
   assert.equal(typeof chat?.id, 'string');
   assert.equal(typeof chat?.durationMs, 'number');
-  assert.equal(lines.filter((line) => line.path !== undefined).length, 3); // chat, healthz, metrics
+  assert.equal(lines.filter((line) => line.path !== undefined && line.path !== '/metrics').length, 2); // chat, healthz
+  assert.ok(lines.some((line) => line.path === '/metrics')); // scraped until the snapshot caught up: once or more
   assert.match(String(lines[0]?.url), /^http:\/\/127\.0\.0\.1:\d+$/);
 });
 
@@ -129,6 +133,11 @@ test('bad input is one line on stderr and exit 2', async () => {
     [['proxy', '--upstream', 'http://127.0.0.1:1', '--port', '99999'], /--port must be a whole number/],
     [['proxy', '--upstream', 'http://127.0.0.1:1', '--max-body-bytes', 'lots'], /--max-body-bytes/],
     [['proxy', '--upstream', 'http://127.0.0.1:1', '--profile', 'gemini'], /unknown profile 'gemini'/],
+    [['proxy', '--upstream', 'claude=http://127.0.0.1:1'], /unknown wire 'claude' \(one of chat, anthropic\)/],
+    [['proxy', '--upstream', 'chat=http://a.test', '--upstream', 'chat=http://b.test'], /chat=… is given twice/],
+    [['proxy', '--upstream', 'http://a.test', '--upstream', 'http://b.test'], /given twice; name the wire/],
+    [['proxy', '--upstream', 'anthropic=ftp://x'], /--upstream anthropic= must be http or https/],
+    [['proxy', '--upstream', 'https://g.test/?key=AIza'], /must not hold a query/],
   ] as const) {
     const { io, err } = capture();
     assert.equal(await run(argv, io), 2, argv.join(' '));

@@ -1,39 +1,58 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createProxyMetrics } from '../../src/http/proxy-metrics.js';
+import { createProxyMetrics, METRICS_REFRESH_MS } from '../../src/http/proxy-metrics.js';
 
-test('metrics render as Prometheus text with requests, repairs by rule, heal retries and latency', () => {
+test('metrics render as Prometheus text with requests, repairs by rule, heal retries and latency, each by wire', async () => {
   const metrics = createProxyMetrics();
-  metrics.countRequest(200);
-  metrics.countRequest(200);
-  metrics.countRequest(502);
-  metrics.countRepair('tool-calls-unanswered');
-  metrics.countRepair('tool-result-orphan');
-  metrics.countRepair('tool-calls-unanswered');
-  metrics.countHealRetry();
-  metrics.countUpstreamFailure('timeout');
-  metrics.observeUpstreamLatency(0.003);
-  metrics.observeUpstreamLatency(0.2);
-  const text = metrics.render();
+  metrics.countRequest(200, 'chat');
+  metrics.countRequest(200, 'chat');
+  metrics.countRequest(200, 'anthropic');
+  metrics.countRequest(502, 'chat');
+  metrics.countRepair('tool-calls-unanswered', 'chat');
+  metrics.countRepair('tool-result-orphan', 'chat');
+  metrics.countRepair('tool-calls-unanswered', 'chat');
+  metrics.countRepair('text-block-empty', 'anthropic');
+  metrics.countHealRetry('anthropic');
+  metrics.countUpstreamFailure('timeout', 'chat');
+  metrics.observeUpstreamLatency(0.003, 'chat');
+  metrics.observeUpstreamLatency(0.2, 'chat');
+  const text = await metrics.collect();
   assert.match(text, /^# TYPE unstuck_proxy_requests_total counter$/m);
-  assert.match(text, /^unstuck_proxy_requests_total\{status="200"\} 2$/m);
-  assert.match(text, /^unstuck_proxy_requests_total\{status="502"\} 1$/m);
-  assert.match(text, /^unstuck_proxy_repairs_total\{rule="tool-calls-unanswered"\} 2$/m);
-  assert.match(text, /^unstuck_proxy_repairs_total\{rule="tool-result-orphan"\} 1$/m);
-  assert.match(text, /^unstuck_proxy_heal_retries_total 1$/m);
-  assert.match(text, /^unstuck_proxy_upstream_failures_total\{kind="timeout"\} 1$/m);
-  assert.match(text, /^unstuck_proxy_upstream_latency_seconds_bucket\{le="0.005"\} 1$/m);
-  assert.match(text, /^unstuck_proxy_upstream_latency_seconds_bucket\{le="0.25"\} 2$/m);
-  assert.match(text, /^unstuck_proxy_upstream_latency_seconds_bucket\{le="\+Inf"\} 2$/m);
-  assert.match(text, /^unstuck_proxy_upstream_latency_seconds_count 2$/m);
+  assert.match(text, /^unstuck_proxy_requests_total\{status="200",wire="chat"\} 2$/m);
+  assert.match(text, /^unstuck_proxy_requests_total\{status="200",wire="anthropic"\} 1$/m);
+  assert.match(text, /^unstuck_proxy_requests_total\{status="502",wire="chat"\} 1$/m);
+  assert.match(text, /^unstuck_proxy_repairs_total\{rule="tool-calls-unanswered",wire="chat"\} 2$/m);
+  assert.match(text, /^unstuck_proxy_repairs_total\{rule="tool-result-orphan",wire="chat"\} 1$/m);
+  assert.match(text, /^unstuck_proxy_repairs_total\{rule="text-block-empty",wire="anthropic"\} 1$/m);
+  assert.match(text, /^unstuck_proxy_heal_retries_total\{wire="anthropic"\} 1$/m);
+  assert.match(text, /^unstuck_proxy_upstream_failures_total\{kind="timeout",wire="chat"\} 1$/m);
+  assert.match(text, /^unstuck_proxy_upstream_latency_seconds_bucket\{le="0.005",wire="chat"\} 1$/m);
+  assert.match(text, /^unstuck_proxy_upstream_latency_seconds_bucket\{le="0.25",wire="chat"\} 2$/m);
+  assert.match(text, /^unstuck_proxy_upstream_latency_seconds_bucket\{le="\+Inf",wire="chat"\} 2$/m);
+  assert.match(text, /^unstuck_proxy_upstream_latency_seconds_count\{wire="chat"\} 2$/m);
+  // prom-client's process and event-loop metrics come with them.
+  assert.match(text, /^process_cpu_user_seconds_total \d/m);
+  assert.match(text, /^nodejs_eventloop_lag_seconds \d/m);
+  assert.match(metrics.contentType, /^text\/plain; version=0\.0\.4/);
   // Every sample line is `name{labels} number` or `name number`: what a scraper parses.
   for (const line of text.trimEnd().split('\n')) {
-    if (!line.startsWith('#')) assert.match(line, /^[a-z_]+(\{[a-z]+="[^"]*"\})? [0-9.e+-]+$/, line);
+    if (line !== '' && !line.startsWith('#'))
+      assert.match(line, /^[a-z0-9_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? ([0-9.e+-]+|NaN|Nan)$/, line);
   }
 });
 
-test('a rule name with quotes cannot break the exposition format', () => {
+test('the synchronous snapshot (for the native server) catches up within the refresh interval', async () => {
   const metrics = createProxyMetrics();
-  metrics.countRepair('odd"rule\\x');
-  assert.match(metrics.render(), /rule="odd\\"rule\\\\x"/);
+  metrics.countRequest(200, 'anthropic');
+  await new Promise((resolve) => setTimeout(resolve, METRICS_REFRESH_MS * 3));
+  assert.match(metrics.render(), /^unstuck_proxy_requests_total\{status="200",wire="anthropic"\} 1$/m);
+  metrics.countRequest(200, 'anthropic');
+  await new Promise((resolve) => setTimeout(resolve, METRICS_REFRESH_MS * 3));
+  assert.match(metrics.render(), /^unstuck_proxy_requests_total\{status="200",wire="anthropic"\} 2$/m);
+});
+
+test('a rule name with quotes cannot break the exposition format', async () => {
+  const metrics = createProxyMetrics();
+  metrics.countRepair('odd"rule\\x', 'chat');
+  assert.match(await metrics.collect(), /rule="odd\\"rule\\\\x"/);
 });

@@ -1,5 +1,6 @@
 import type { ProfileName } from '../../core/index.js';
 import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
+import type { WireName } from '../../http/index.js';
 import {
   createNodeFetch,
   createProxyHandler,
@@ -8,7 +9,9 @@ import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
+  isWireName,
   serveProxy,
+  WIRE_NAMES,
 } from '../../http/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
@@ -19,10 +22,10 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
 export const proxyCommand: Command = {
   name: 'proxy',
-  summary: 'Run an OpenAI-compatible proxy that repairs chat requests on their way to the provider',
+  summary: 'Run a proxy that repairs chat-completions and Anthropic Messages requests on their way to the provider',
   positionals: '',
   options: {
-    upstream: { type: 'string' },
+    upstream: { type: 'string', multiple: true },
     port: { type: 'string' },
     host: { type: 'string' },
     profile: { type: 'string' },
@@ -36,7 +39,7 @@ export const proxyCommand: Command = {
     'drain-timeout-ms': { type: 'string' },
   },
   optionHelp: {
-    upstream: 'Base URL to forward to, e.g. https://api.deepseek.com (required)',
+    upstream: `Base URL to forward to, e.g. https://api.anthropic.com (required); repeat as WIRE=URL to send one wire (${WIRE_NAMES.join(', ')}) to its own provider`,
     port: 'Port to listen on (default 8787; 0 picks a free one)',
     host: 'Address to bind (default 127.0.0.1; bind others only on a trusted network)',
     profile: `Provider rules to repair for: ${profileNames.join(', ')} (default openai)`,
@@ -51,7 +54,7 @@ export const proxyCommand: Command = {
     'drain-timeout-ms': `On SIGTERM/SIGINT, let requests in flight finish for this long before closing (default ${DEFAULT_DRAIN_TIMEOUT_MS})`,
   },
   async run({ values }, io) {
-    const upstream = parseUpstream(values.upstream);
+    const { fallback, routes } = parseUpstreams(values.upstream);
     const port = parseInteger(values.port, '--port', 8787, 0, 65535);
     const maxBodyBytes = parseInteger(
       values['max-body-bytes'],
@@ -102,7 +105,8 @@ export const proxyCommand: Command = {
 
     const logLines = createLogLines(io.stderr);
     const handler = createProxyHandler({
-      upstream: upstream.href,
+      ...(fallback === undefined ? {} : { upstream: fallback.href }),
+      routes: Object.fromEntries([...routes].map(([wire, url]) => [wire, url.href])),
       fetch: createNodeFetch(),
       maxBodyBytes,
       upstreamTimeoutMs,
@@ -121,7 +125,15 @@ export const proxyCommand: Command = {
     const removeGuard = guardProcess((entry) => logLines.line(entry));
     try {
       io.stderr.write(
-        `${JSON.stringify({ event: 'listening', url: server.url, upstream: `${upstream.origin}${upstream.pathname}`, profile: profile ?? 'openai' })}\n`,
+        `${JSON.stringify({
+          event: 'listening',
+          url: server.url,
+          ...(fallback === undefined ? {} : { upstream: `${fallback.origin}${fallback.pathname}` }),
+          ...(routes.size === 0
+            ? {}
+            : { routes: Object.fromEntries([...routes].map(([wire, url]) => [wire, `${url.origin}${url.pathname}`])) }),
+          profile: profile ?? 'openai',
+        })}\n`,
       );
       await new Promise<void>((resolve) => {
         if (io.signal === undefined) return; // runs until the process is killed
@@ -175,19 +187,54 @@ function parseHosts(value: unknown): string[] {
   return hosts;
 }
 
-function parseUpstream(value: unknown): URL {
-  if (typeof value !== 'string' || value === '')
-    throw new UnstuckError('USAGE', 'missing --upstream URL (the provider base URL, e.g. https://api.openai.com)');
+/**
+ * `--upstream URL` (every request) and `--upstream WIRE=URL` (that wire's requests), repeatable:
+ * `--upstream anthropic=https://api.anthropic.com --upstream chat=https://api.openai.com` fronts
+ * both providers from one port; a request whose wire has no upstream of its own goes to the bare
+ * URL, or gets a 404 when there is none.
+ */
+function parseUpstreams(value: unknown): { fallback: URL | undefined; routes: Map<WireName, URL> } {
+  const given = Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+  if (given.length === 0 || given.some((item) => item === ''))
+    throw new UnstuckError('USAGE', 'missing --upstream URL (the provider base URL, e.g. https://api.anthropic.com)');
+  let fallback: URL | undefined;
+  const routes = new Map<WireName, URL>();
+  for (const item of given) {
+    const named = /^([a-z][a-z0-9-]*)=(.*)$/.exec(item);
+    if (named === null) {
+      if (fallback !== undefined)
+        throw new UnstuckError(
+          'USAGE',
+          `--upstream URL is given twice; name the wire of each, e.g. --upstream chat=${item}`,
+        );
+      fallback = parseUpstream(item, '--upstream');
+      continue;
+    }
+    const [, wire = '', url = ''] = named;
+    if (!isWireName(wire))
+      throw new UnstuckError('USAGE', `--upstream ${wire}=…: unknown wire '${wire}' (one of ${WIRE_NAMES.join(', ')})`);
+    if (routes.has(wire)) throw new UnstuckError('USAGE', `--upstream ${wire}=… is given twice`);
+    routes.set(wire, parseUpstream(url, `--upstream ${wire}=`));
+  }
+  return { fallback, routes };
+}
+
+function parseUpstream(value: string, flag: string): URL {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new UnstuckError('USAGE', `--upstream is not a URL: ${value}`);
+    throw new UnstuckError('USAGE', `${flag} is not a URL: ${value}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UnstuckError('USAGE', `--upstream must be http or https, not ${url.protocol}`);
+    throw new UnstuckError('USAGE', `${flag} must be http or https, not ${url.protocol}`);
   if (url.username !== '' || url.password !== '')
-    throw new UnstuckError('USAGE', '--upstream must not hold credentials; clients send their key in Authorization');
+    throw new UnstuckError(
+      'USAGE',
+      `${flag} must not hold credentials; clients send their key (Authorization, x-api-key)`,
+    );
+  if (url.search !== '')
+    throw new UnstuckError('USAGE', `${flag} must not hold a query (each request's own query is what goes upstream)`);
   return url;
 }
 

@@ -1,8 +1,20 @@
-import type { Change, Remaining, RuleId } from '../../core/index.js';
+import type { Change, Profile, ProfileName, Remaining, RuleId } from '../../core/index.js';
+import type { LocalAnswer } from '../openai-error-response.js';
 import type { RepairPolicy } from '../sanitize-chat-body.js';
 
-/** A request body of a native wire: a JSON object; every field the wire does not repair is kept as it came. */
+/** The wires the proxy tells apart: chat completions, and the native ones (Responses and Gemini come in issue 15). */
+export type WireName = 'chat' | 'anthropic';
+/** The wires besides chat completions, which the sanitizing fetch reaches through sanitize-by-wire.ts. */
+export type NativeWireName = Exclude<WireName, 'chat'>;
+
+/** A request body of a wire: a JSON object; every field the wire does not repair is kept as it came. */
 export type WireBody = Record<string, unknown>;
+
+/** What a repair may take into account: the provider's rules (chat completions only) and the repair choices. */
+export interface RepairSettings {
+  profile?: ProfileName | Profile | undefined;
+  policy?: RepairPolicy | undefined;
+}
 
 export interface SanitizedWireBody {
   body: WireBody;
@@ -14,26 +26,30 @@ export interface SanitizedWireBody {
 }
 
 /**
- * One wire besides OpenAI chat, as the sanitizing fetch sees it: which URLs are its requests, what
- * a body of its shape is, how it is repaired as a request, and whether a 400 of the provider's is
- * worth one retry. Responses and Gemini (issue 15) are more entries of the table in
- * sanitize-by-wire.ts.
+ * One wire, as the proxy and the sanitizing fetch see it: which requests are its own (the path
+ * decides), what a body of its shape is, how it is repaired as a request, whether a 400 of the
+ * provider's is worth one retry, and the error shape its clients parse. A new wire is one file
+ * with one of these and a line in wire-table.ts.
  */
-export interface HttpWire {
-  name: 'anthropic';
+export interface HttpWire<N extends WireName = WireName> {
+  name: N;
+  /** True for a request pathname of this wire (already parsed: no query). */
+  matchesPath(pathname: string): boolean;
   /** True for a URL of this wire's requests (the path decides; a query such as `?beta=true` is kept). */
   matches(url: string): boolean;
   /** The body when it has this wire's shape, else undefined (then it goes out untouched). */
   parse(text: string): WireBody | undefined;
   /** Repairs the body as a request; a valid body comes back as the same object with `changed: false`. */
-  sanitize(body: WireBody, policy: RepairPolicy | undefined): SanitizedWireBody;
+  sanitize(body: WireBody, settings: RepairSettings): SanitizedWireBody;
   /** After the provider's 400: the body to send once more and the rule the 400 names, or undefined (the 400 goes back as it came). */
   heal(
     sent: WireBody,
     status: number,
     text: string,
-    policy: RepairPolicy | undefined,
+    settings: RepairSettings,
   ): (SanitizedWireBody & { rejectedFor: RuleId }) | undefined;
+  /** An error the proxy answers itself (413, 502, 504…), in the shape this wire's clients parse. */
+  error(status: number, message: string, code: string): LocalAnswer;
 }
 
 export function pathnameOf(url: string): string | undefined {

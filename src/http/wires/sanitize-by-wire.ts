@@ -4,11 +4,8 @@ import type { RepairEvent } from '../create-sanitizing-fetch.js';
 import { readAnswerText } from '../read-answer-text.js';
 import { answerFromText, readFetchRequest } from '../read-fetch-request.js';
 import type { RepairPolicy } from '../sanitize-chat-body.js';
-import { anthropicMessagesWire } from './anthropic-messages-wire.js';
-import type { HttpWire, SanitizedWireBody } from './http-wire.js';
-
-/** The native wires the sanitizing fetch repairs, besides chat completions (which keeps its own path). */
-const WIRES: readonly HttpWire[] = [anthropicMessagesWire];
+import type { HttpWire, NativeWireName, SanitizedWireBody } from './http-wire.js';
+import { NATIVE_WIRES } from './wire-table.js';
 
 export interface WireFetchContext {
   send: typeof fetch;
@@ -29,7 +26,7 @@ export async function sanitizeByWire(
   context: WireFetchContext,
 ): Promise<Response | undefined> {
   const outgoing = await readFetchRequest(input, init, (url) => {
-    const wire = WIRES.find((candidate) => candidate.matches(url));
+    const wire = NATIVE_WIRES.find((candidate) => candidate.matches(url));
     if (wire === undefined) return undefined;
     return (text) => {
       const body = wire.parse(text);
@@ -39,7 +36,7 @@ export async function sanitizeByWire(
   if (outgoing === undefined) return undefined;
   const { url } = outgoing;
   const { wire, body } = outgoing.body;
-  const first = wire.sanitize(body, context.policy);
+  const first = wire.sanitize(body, { policy: context.policy });
   if (first.changed) context.report(eventOf(wire, url, 'request', first));
   const response = await context.send(...outgoing.build(first.changed ? JSON.stringify(first.body) : undefined));
   if (response.status !== 400) return response;
@@ -47,13 +44,18 @@ export async function sanitizeByWire(
   // Read whole only up to the heal's bound, as on the chat path: a larger 400 is relayed as it comes.
   const read = await readAnswerText(response, MAX_HEAL_BODY_BYTES);
   if ('response' in read) return read.response;
-  const healed = wire.heal(first.body, response.status, read.text, context.policy);
+  const healed = wire.heal(first.body, response.status, read.text, { policy: context.policy });
   if (healed === undefined) return answerFromText(response, read.text);
   context.report({ ...eventOf(wire, url, 'heal', healed), rejectedFor: healed.rejectedFor });
   return context.send(...outgoing.build(JSON.stringify(healed.body)));
 }
 
-function eventOf(wire: HttpWire, url: string, attempt: RepairEvent['attempt'], result: SanitizedWireBody): RepairEvent {
+function eventOf(
+  wire: HttpWire<NativeWireName>,
+  url: string,
+  attempt: RepairEvent['attempt'],
+  result: SanitizedWireBody,
+): RepairEvent {
   return {
     url,
     attempt,
