@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { EmulatedRequest } from '../../src/emulator/index.js';
@@ -184,4 +186,41 @@ test('the agent is told by the basename of the command, or by --agent', async ()
   const wrong = await run(['--agent', 'vim', '--', 'true']);
   assert.equal(wrong.code, 2);
   assert.match(wrong.stderr, /--agent must be one of claude, gemini, qwen, codex, opencode, generic, not 'vim'/);
+});
+
+test('Gemini and Responses requests (wires the proxy does not repair) go through byte for byte, the key header with them', async () => {
+  const seen: { url: string; key: string | undefined; body: string }[] = [];
+  const server = createServer((incoming, outgoing) => {
+    let body = '';
+    incoming.setEncoding('utf8').on('data', (chunk: string) => {
+      body += chunk;
+    });
+    incoming.on('end', () => {
+      const key = incoming.headers['x-goog-api-key'] ?? incoming.headers.authorization;
+      seen.push({ url: incoming.url ?? '', key: Array.isArray(key) ? key[0] : key, body });
+      outgoing.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+  const upstream = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const result = await run(['--', process.execPath, FAKE_AGENT, 'send-other'], {
+    GOOGLE_GEMINI_BASE_URL: upstream,
+    OPENAI_BASE_URL: `${upstream}/v1`,
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout), { gemini: 200, responses: 200 });
+  assert.equal(result.stderr, '');
+  assert.deepEqual(
+    seen.map((request) => [request.url, request.key]),
+    [
+      ['/v1beta/models/gemini-2.5-flash:generateContent', 'fake-gemini-key'],
+      ['/v1/responses', 'Bearer sk-fake-agent-key'],
+    ],
+  );
+  assert.deepEqual(JSON.parse(seen[1]?.body ?? ''), {
+    model: 'gpt-5',
+    input: [{ type: 'function_call_output', call_id: 'call_9', output: 'x' }],
+  });
 });
