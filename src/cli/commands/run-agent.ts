@@ -95,7 +95,7 @@ export const runAgentCommand: Command = {
       });
       if (target.note !== undefined && values.quiet !== true) io.stderr.write(`${target.note}\n`);
       const code = await runChild(command, [...(target.arguments?.(proxyUrls) ?? []), ...args], env, io);
-      const line = summary.line(values.log);
+      const line = summary.line(values.log, target.name === 'claude');
       if (line !== undefined && values.quiet !== true) io.stderr.write(`${paint(line, io)}\n`);
       return code;
     } finally {
@@ -156,7 +156,10 @@ function runChild(command: string, args: string[], env: Record<string, string | 
 }
 
 /** What the proxy repaired during the run: requests repaired, and of which rules. */
-function createRunSummary(): { add(entry: ProxyLogEntry): void; line(logPath: unknown): string | undefined } {
+function createRunSummary(): {
+  add(entry: ProxyLogEntry): void;
+  line(logPath: unknown, scans: boolean): string | undefined;
+} {
   let requests = 0;
   let repaired = 0;
   const rules = new Map<string, number>();
@@ -168,13 +171,11 @@ function createRunSummary(): { add(entry: ProxyLogEntry): void; line(logPath: un
       repaired += 1;
       for (const rule of new Set(entry.rules)) rules.set(rule, (rules.get(rule) ?? 0) + 1);
     },
-    line(logPath) {
+    line(logPath, scans) {
       if (repaired === 0) return undefined;
       const kinds = [...rules].map(([rule, count]) => `${rule} ×${count}`).join(', ');
-      const more =
-        typeof logPath === 'string'
-          ? `each request in ${logPath}`
-          : 'to see each request, add --log FILE; saved sessions: unstuck scan';
+      // The history is repaired on the wire only: the saved session is still broken, and `unstuck scan` finds it.
+      const more = `${typeof logPath === 'string' ? `each request in ${logPath}` : 'to see each request, add --log FILE'}${scans ? '; the saved session: unstuck scan' : ''}`;
       return `unstuck: repaired ${repaired} of ${requests} request${requests === 1 ? '' : 's'} (${kinds}); ${more}`;
     },
   };
