@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { run as runCli } from '../../src/cli/run.js';
 import type { EmulatedRequest } from '../../src/emulator/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { CLI_MAIN, useTemporaryDirectory } from './helpers.js';
@@ -222,5 +223,45 @@ test('Gemini and Responses requests (wires the proxy does not repair) go through
   assert.deepEqual(JSON.parse(seen[1]?.body ?? ''), {
     model: 'gpt-5',
     input: [{ type: 'function_call_output', call_id: 'call_9', output: 'x' }],
+  });
+});
+
+test('the summary line is coloured on a terminal, and not with NO_COLOR', async () => {
+  const upstream = await emulator();
+  const inProcess = async (env: Record<string, string>) => {
+    let stderr = '';
+    const code = await runCli(['run', '--upstream', upstream.url, '--', process.execPath, FAKE_AGENT, 'send'], {
+      stdout: { write: () => true },
+      stderr: {
+        write: (text: string) => {
+          stderr += text;
+          return true;
+        },
+        isTTY: true,
+      },
+      stdin: process.stdin,
+      env: { ...process.env, FAKE_AGENT_SILENT: '1', ...env },
+      cwd: process.cwd(),
+    });
+    return { code, stderr };
+  };
+  const coloured = await inProcess({ NO_COLOR: '' });
+  assert.equal(coloured.code, 0, coloured.stderr);
+  const ESC = '\u001b';
+  assert.ok(coloured.stderr.startsWith(`${ESC}[33munstuck: repaired 2 of 2 requests `), coloured.stderr);
+  assert.ok(coloured.stderr.endsWith(`${ESC}[39m\n`), coloured.stderr);
+  const plain = await inProcess({ NO_COLOR: '1' });
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stderr, /^unstuck: repaired 2 of 2 requests .*\n$/);
+  assert.ok(!plain.stderr.includes(ESC), plain.stderr);
+});
+
+test('nothing listens after the run: the port the agent was given is closed', async () => {
+  const result = await run(['--agent', 'claude', '--', process.execPath, FAKE_AGENT, 'env', 'ANTHROPIC_BASE_URL']);
+  const url = (JSON.parse(result.stdout) as { ANTHROPIC_BASE_URL: string }).ANTHROPIC_BASE_URL;
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  await assert.rejects(fetch(`${url}/healthz`), (error: Error & { cause?: { code?: string } }) => {
+    assert.equal(error.cause?.code, 'ECONNREFUSED');
+    return true;
   });
 });
