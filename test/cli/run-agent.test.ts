@@ -265,3 +265,12 @@ test('nothing listens after the run: the port the agent was given is closed', as
     return true;
   });
 });
+
+test("without --, options are read only before the command: the rest is the agent's", async () => {
+  const result = await run(['--agent', 'qwen', process.execPath, FAKE_AGENT, 'env', 'OPENAI_BASE_URL', '--quiet']);
+  assert.equal(result.code, 0, result.stderr);
+  const seen = JSON.parse(result.stdout) as Record<string, string | null>;
+  assert.match(seen['OPENAI_BASE_URL'] ?? '', /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  assert.equal(seen['--quiet'], null, 'the agent got --quiet as its own argument');
+  assert.equal((await run(['--agent=claude', process.execPath, FAKE_AGENT, 'exit', '4'])).code, 4);
+});

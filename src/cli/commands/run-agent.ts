@@ -31,7 +31,8 @@ const FORWARDED_SIGNALS = ['SIGTERM', 'SIGHUP', 'SIGUSR2'] as const;
 export const runAgentCommand: Command = {
   name: 'run',
   summary: 'Run an agent with its requests repaired on the way: unstuck run -- claude --resume ID',
-  positionals: '-- COMMAND [ARGS...]',
+  positionals: '[--] COMMAND [ARGS...]',
+  passesCommandLine: true,
   options: {
     agent: { type: 'string' },
     upstream: { type: 'string' },
