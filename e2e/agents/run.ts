@@ -17,6 +17,9 @@
  *    whitespace-only text block, NousResearch/hermes-agent#70475) and resumes it with
  *    `claude --resume <id> -p` straight at the strict emulator: it must get Anthropic's 400.
  *
+ * 5. Each poisoning Claude Code sends as is, resumed with `unstuck run -- claude --resume <id> -p`
+ *    (step 3a): the proxy in-process, the emulator as the upstream it keeps from ANTHROPIC_BASE_URL.
+ *
  * `--save-fixtures` copies the session file Claude Code wrote, and its poisoned copy, to
  * test/fixtures/agents/claude-code/. Exit 0 when every expectation holds; each line of the
  * emulator's log (path, status, rule; never contents) is printed.
@@ -260,6 +263,40 @@ async function main(): Promise<number> {
         await relay.close();
       }
 
+      log(
+        '3a. the same poisonings, resumed with `unstuck run -- claude --resume` (ANTHROPIC_BASE_URL at the emulator: the upstream unstuck run keeps)',
+      );
+      for (const outcome of outcomes.filter((entry) => entry.sent && entry.rules.includes(entry.poisoning.rule))) {
+        await writeFile(file, outcome.text);
+        const before = seen.length;
+        pending = answerPending(emulator, pending);
+        const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], {
+          cwd: work,
+          env,
+          throughUnstuckRun: true,
+        });
+        const requests = seen.slice(before);
+        pending -= requests.filter((request) => request.status === 200).length;
+        const summary = resumed.stderr.split('\n').find((line) => line.startsWith('unstuck: repaired')) ?? '';
+        log(
+          `   ${outcome.poisoning.name}: exit ${resumed.code}, emulator saw ${requests.map((request) => request.status).join(', ')}; result: ${JSON.stringify(resumed.result?.result ?? resumed.stderr.slice(0, 200))}`,
+        );
+        log(`      stderr: ${summary || '(no summary line)'}`);
+        expect(
+          resumed.code === 0 && resumed.result?.result === RESUMED,
+          `${outcome.poisoning.name}: through unstuck run the resume completes, with Claude Code's exit code`,
+        );
+        expect(
+          requests.length > 0 && requests.every((request) => request.status === 200),
+          `${outcome.poisoning.name}: through unstuck run the emulator saw only valid requests`,
+        );
+        expect(
+          summary.includes(outcome.poisoning.rule),
+          `${outcome.poisoning.name}: unstuck run says, in one line after the run, that it repaired ${outcome.poisoning.rule}`,
+        );
+        await writeFile(file, original);
+      }
+
       log('3b. the same poisonings, mended on disk by `unstuck fix --write`, resumed straight at the strict emulator');
       for (const outcome of outcomes.filter((entry) => entry.sent && entry.rules.includes(entry.poisoning.rule))) {
         await writeFile(file, outcome.text);
@@ -437,9 +474,21 @@ interface AgentRun {
   stderr: string;
 }
 
-function agent(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<AgentRun> {
+/** Runs Claude Code, or with `throughUnstuckRun` `unstuck run -- claude …` (tsx by its absolute URL: the cwd is the agent's). */
+function agent(
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; throughUnstuckRun?: boolean },
+): Promise<AgentRun> {
   return new Promise((resolve) => {
-    const child = spawn(claude, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, commandArgs] =
+      options.throughUnstuckRun === true
+        ? [process.execPath, ['--import', import.meta.resolve('tsx'), unstuckCli, 'run', '--', claude, ...args]]
+        : [claude, args];
+    const child = spawn(command, commandArgs, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -10,6 +10,11 @@ export interface Command {
   options: NonNullable<ParseArgsConfig['options']>;
   /** One line per option, keyed by option name. */
   optionHelp: Record<string, string>;
+  /**
+   * Everything from the first positional on is another program's command line, passed as it is
+   * (`unstuck run claude --resume ID`, as `env` and `nice` do): options are read only before it.
+   */
+  passesCommandLine?: boolean;
   run(
     input: { values: Record<string, string | boolean | string[] | boolean[] | undefined>; positionals: string[] },
     io: Io,

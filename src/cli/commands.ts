@@ -29,6 +29,10 @@ export const commands: Record<string, { summary: string; load: () => Promise<Com
     summary: 'Find the session files of Claude Code, Cline and Roo Code, and check each (never writes)',
     load: async () => (await import('./commands/scan.js')).scanCommand,
   },
+  run: {
+    summary: 'Run an agent (claude, codex, gemini, qwen…) with its requests repaired on the way to the provider',
+    load: async () => (await import('./commands/run-agent.js')).runAgentCommand,
+  },
   convert: {
     summary: 'Convert a history between .json, .jsonl and .md session transcripts',
     load: async () => (await import('./commands/convert.js')).convertCommand,

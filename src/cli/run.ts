@@ -54,7 +54,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: [...rest],
+      args: command.passesCommandLine === true ? endOptionsAtCommand(rest, command) : [...rest],
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
@@ -77,4 +77,25 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     io.stderr.write(`${describeFailure(name, error)}\n`);
     return EXIT.usage;
   }
+}
+
+/**
+ * Puts `--` before the first positional, so that the options of the command line after it stay
+ * that command's (`unstuck run claude --resume ID`). An option that takes a value takes the next
+ * argument unless it is written `--name=value`.
+ */
+function endOptionsAtCommand(args: readonly string[], command: Command): string[] {
+  const takesValue = new Set<string>();
+  for (const [name, option] of Object.entries(command.options)) {
+    if (option.type !== 'string') continue;
+    takesValue.add(`--${name}`);
+    if (option.short !== undefined) takesValue.add(`-${option.short}`);
+  }
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] as string;
+    if (arg === '--') return [...args];
+    if (!arg.startsWith('-') || arg === '-') return [...args.slice(0, index), '--', ...args.slice(index)];
+    if (takesValue.has(arg)) index++;
+  }
+  return [...args];
 }

@@ -2,20 +2,18 @@ import type { ProfileName } from '../../core/index.js';
 import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
 import type { WireName } from '../../http/index.js';
 import {
-  createNodeFetch,
-  createProxyHandler,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   isWireName,
-  serveProxy,
   WIRE_NAMES,
 } from '../../http/index.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { createLogLines } from '../log-lines.js';
+import { startProxy } from '../start-proxy.js';
 
 /** How long in-flight requests may go on after SIGTERM/SIGINT before their connections are closed. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
@@ -104,17 +102,14 @@ export const proxyCommand: Command = {
     const allowHosts = parseHosts(values['allow-host']);
 
     const logLines = createLogLines(io.stderr);
-    const handler = createProxyHandler({
-      ...(fallback === undefined ? {} : { upstream: fallback.href }),
-      routes: Object.fromEntries([...routes].map(([wire, url]) => [wire, url.href])),
-      fetch: createNodeFetch(),
+    const server = await startProxy({
+      ...(fallback === undefined ? {} : { upstream: fallback }),
+      routes,
       maxBodyBytes,
       upstreamTimeoutMs,
       logBodies: values['log-bodies'] === true,
       ...(profile === undefined ? {} : { profile: profile as ProfileName }),
       log: (entry) => logLines.line(entry),
-    });
-    const server = await serveProxy(handler, {
       port,
       host,
       allowHosts,
@@ -219,7 +214,7 @@ function parseUpstreams(value: unknown): { fallback: URL | undefined; routes: Ma
   return { fallback, routes };
 }
 
-function parseUpstream(value: string, flag: string): URL {
+export function parseUpstream(value: string, flag: string): URL {
   let url: URL;
   try {
     url = new URL(value);

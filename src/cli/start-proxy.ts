@@ -1,0 +1,34 @@
+import type { ProfileName } from '../core/index.js';
+import type { ProxyLogEntry, ServeOptions, ServingProxy, WireName } from '../http/index.js';
+import { createNodeFetch, createProxyHandler, serveProxy } from '../http/index.js';
+
+export interface StartProxyOptions extends ServeOptions {
+  /** Takes every request whose wire has no route of its own. */
+  upstream?: URL;
+  routes?: ReadonlyMap<WireName, URL>;
+  profile?: ProfileName;
+  maxBodyBytes?: number;
+  upstreamTimeoutMs?: number;
+  logBodies?: boolean;
+  log: (entry: ProxyLogEntry) => void;
+}
+
+/**
+ * The sanitizing proxy as the CLI serves it: the proxy handler over the keep-alive node fetch,
+ * carried natively by `serveProxy`. `unstuck proxy` and `unstuck run` both start it here, so the
+ * proxy a wrapped agent talks to is the very one `unstuck proxy` runs.
+ */
+export async function startProxy(options: StartProxyOptions): Promise<ServingProxy> {
+  const { upstream, routes, profile, maxBodyBytes, upstreamTimeoutMs, logBodies, log, ...serve } = options;
+  const handler = createProxyHandler({
+    ...(upstream === undefined ? {} : { upstream: upstream.href }),
+    routes: Object.fromEntries([...(routes ?? [])].map(([wire, url]) => [wire, url.href])),
+    fetch: createNodeFetch(),
+    ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+    ...(upstreamTimeoutMs === undefined ? {} : { upstreamTimeoutMs }),
+    logBodies: logBodies === true,
+    ...(profile === undefined ? {} : { profile }),
+    log,
+  });
+  return serveProxy(handler, serve);
+}
