@@ -4,7 +4,7 @@ export { emptyMessages } from './empty-messages.js';
 export { endsWithAssistant } from './ends-with-assistant.js';
 export { messageMalformed } from './message-malformed.js';
 export { noUserMessage } from './no-user-message.js';
-export { isPairingRule, PAIRING_RULES, pairingRules } from './pairing-rules.js';
+export { pairingRules } from './pairing-rules.js';
 export { prefixNotLast } from './prefix-not-last.js';
 export { reasoningContentMissing } from './reasoning-content-missing.js';
 export { roleUnknown } from './role-unknown.js';
