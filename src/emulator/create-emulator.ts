@@ -232,8 +232,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   return {
     handle,
     fetch: emulatorFetch,
-    listen: (listenOptions = {}) =>
-      listenOn(handle, { port: listenOptions.port ?? 0, host: listenOptions.host ?? '127.0.0.1' }),
+    listen: (listenOptions = {}) => listenOn(handle, listenOptions),
     get requests() {
       return requests;
     },

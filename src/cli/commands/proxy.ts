@@ -1,8 +1,6 @@
 import type { ProfileName } from '../../core/index.js';
 import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
 import {
-  createNodeFetch,
-  createProxyHandler,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CONNECTIONS,
@@ -101,23 +99,18 @@ export const proxyCommand: Command = {
     const allowHosts = parseHosts(values['allow-host']);
 
     const logLines = createLogLines(io.stderr);
-    const handler = createProxyHandler({
-      upstream: upstream.href,
-      fetch: createNodeFetch(),
-      maxBodyBytes,
-      upstreamTimeoutMs,
-      logBodies: values['log-bodies'] === true,
-      ...(profile === undefined ? {} : { profile: profile as ProfileName }),
-      log: (entry) => logLines.line(entry),
-    });
-    const server = await serveProxy(handler, {
-      port,
-      host,
-      allowHosts,
-      requestTimeoutMs,
-      headersTimeoutMs,
-      maxConnections,
-    });
+    // Served natively (node:http in, undici out), built from the proxy's options: docs/decisions/node-carrier.md.
+    const server = await serveProxy(
+      {
+        upstream: upstream.href,
+        maxBodyBytes,
+        upstreamTimeoutMs,
+        logBodies: values['log-bodies'] === true,
+        ...(profile === undefined ? {} : { profile: profile as ProfileName }),
+        log: (entry) => logLines.line(entry),
+      },
+      { port, host, allowHosts, requestTimeoutMs, headersTimeoutMs, maxConnections },
+    );
     const removeGuard = guardProcess((entry) => logLines.line(entry));
     try {
       io.stderr.write(
@@ -143,7 +136,7 @@ export const proxyCommand: Command = {
 /**
  * While the proxy serves, an error that escapes every carrier (a library's event handler throwing
  * on what an upstream or a client sent) is one log line, not the end of every client's exchange:
- * the carriers fail their own exchange for the errors they catch (native-relay.ts), this is the
+ * the carriers fail their own exchange for the errors they catch (http/node/relay.ts), this is the
  * last line behind them. Returns the function that removes the guard.
  */
 export function guardProcess(log: (entry: { event: 'uncaught-error'; error: string }) => void): () => void {
