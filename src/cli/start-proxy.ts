@@ -1,6 +1,6 @@
 import type { ProfileName } from '../core/index.js';
 import type { ProxyLogEntry, ServeOptions, ServingProxy, WireName } from '../http/index.js';
-import { createNodeFetch, createProxyHandler, serveProxy } from '../http/index.js';
+import { serveProxy } from '../http/index.js';
 
 export interface StartProxyOptions extends ServeOptions {
   /** Takes every request whose wire has no route of its own. */
@@ -14,21 +14,22 @@ export interface StartProxyOptions extends ServeOptions {
 }
 
 /**
- * The sanitizing proxy as the CLI serves it: the proxy handler over the keep-alive node fetch,
- * carried natively by `serveProxy`. `unstuck proxy` and `unstuck run` both start it here, so the
+ * The sanitizing proxy as the CLI serves it: built from its options by `serveProxy` (natively, or
+ * on the generic carrier when routes point at several origins). `unstuck proxy` and `unstuck run` both start it here, so the
  * proxy a wrapped agent talks to is the very one `unstuck proxy` runs.
  */
 export async function startProxy(options: StartProxyOptions): Promise<ServingProxy> {
   const { upstream, routes, profile, maxBodyBytes, upstreamTimeoutMs, logBodies, log, ...serve } = options;
-  const handler = createProxyHandler({
-    ...(upstream === undefined ? {} : { upstream: upstream.href }),
-    routes: Object.fromEntries([...(routes ?? [])].map(([wire, url]) => [wire, url.href])),
-    fetch: createNodeFetch(),
-    ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
-    ...(upstreamTimeoutMs === undefined ? {} : { upstreamTimeoutMs }),
-    logBodies: logBodies === true,
-    ...(profile === undefined ? {} : { profile }),
-    log,
-  });
-  return serveProxy(handler, serve);
+  return serveProxy(
+    {
+      ...(upstream === undefined ? {} : { upstream: upstream.href }),
+      routes: Object.fromEntries([...(routes ?? [])].map(([wire, url]) => [wire, url.href])),
+      ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+      ...(upstreamTimeoutMs === undefined ? {} : { upstreamTimeoutMs }),
+      logBodies: logBodies === true,
+      ...(profile === undefined ? {} : { profile }),
+      log,
+    },
+    serve,
+  );
 }

@@ -30,6 +30,7 @@ export interface EmulatedRequest {
   wire: WireName;
   path: string;
   /** The parsed JSON body; `undefined` when the body was not JSON or too large. */
+  // biome-ignore lint/suspicious/noExplicitAny: a recorded body is whatever the client sent; tests read any field of it
   body: any;
   violations: Violation[];
   status: number;
@@ -127,7 +128,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         { body: undefined, violations: [], status: 400 },
         wire.error(400, 'invalid-request', `Could not read the request body: ${read.reason}`),
       );
-    let body: any;
+    let body: unknown;
     try {
       body = JSON.parse(read.text);
     } catch (error) {
@@ -141,14 +142,16 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       );
     }
     const violations = checked.violations;
+    // The wire's check accepted its shape: a JSON object of that wire's request.
+    const fields = body as Record<string, unknown>;
     const first = violations[0];
     if (first !== undefined) {
       const answer = wire.violation(first);
       return record({ body, violations, status: answer.status }, answer);
     }
-    if (route === 'count-tokens') return record({ body, violations, status: 200 }, wire.countTokens(body, read.text));
+    if (route === 'count-tokens') return record({ body, violations, status: 200 }, wire.countTokens(fields, read.text));
     if (route === 'compact' && wire.compact !== undefined)
-      return record({ body, violations, status: 200 }, wire.compact(body, read.text));
+      return record({ body, violations, status: 200 }, wire.compact(fields, read.text));
 
     const step = script.shift() ?? {};
     sequence += 1;
@@ -165,14 +168,19 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
     const answer = toAnswer(step, {
       sequence,
-      model: typeof body.model === 'string' ? body.model : (wire.modelOf?.(url) ?? 'emulated-model'),
+      model: typeof fields['model'] === 'string' ? fields['model'] : (wire.modelOf?.(url) ?? 'emulated-model'),
       promptChars: read.text.length,
       created: Math.floor(Date.now() / 1000),
       idStyle: wire.idStyle,
     });
     let rendered: ReturnType<EmulatorWire['answer']>;
     try {
-      rendered = wire.answer(answer, { body, step, chunkSize: step.stream?.chunkSize ?? DEFAULT_CHUNK_SIZE, url });
+      rendered = wire.answer(answer, {
+        body: fields,
+        step,
+        chunkSize: step.stream?.chunkSize ?? DEFAULT_CHUNK_SIZE,
+        url,
+      });
     } catch (error) {
       if (!isUnstuckError(error)) throw error;
       return record({ body, violations, status: 500 }, wire.error(500, 'server', `emulator: ${error.message}`));
@@ -238,8 +246,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   return {
     handle,
     fetch: emulatorFetch,
-    listen: (listenOptions = {}) =>
-      listenOn(handle, { port: listenOptions.port ?? 0, host: listenOptions.host ?? '127.0.0.1' }),
+    listen: (listenOptions = {}) => listenOn(handle, listenOptions),
     get requests() {
       return requests;
     },

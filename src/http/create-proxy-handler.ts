@@ -1,4 +1,4 @@
-import type { ProxyCore, ProxyExchange, ProxyOptions } from './create-proxy-core.js';
+import type { ProxyExchange, ProxyOptions } from './create-proxy-core.js';
 import { createProxyCore } from './create-proxy-core.js';
 import { pairsOfRaw, rawOf } from './forward-headers.js';
 import type { LocalAnswer } from './openai-error-response.js';
@@ -17,22 +17,13 @@ export interface ProxyHandlerOptions extends ProxyOptions {
 }
 
 /**
- * What the handler reads of a request: a fetch `Request` has all of it. The generic node adapter
- * passes a plain object of these fields instead, because constructing a `Request` costs more on
- * Node 20 than everything else the proxy does with a small request.
+ * What the handler reads of a request: a fetch `Request` has all of it, and so does a plain object
+ * of these fields (constructing a `Request` costs more on Node 20 than everything else the proxy
+ * does with a small request; `unstuck proxy` is served natively and constructs none).
  */
 export type ProxyRequest = Pick<Request, 'method' | 'url' | 'headers' | 'body' | 'signal'>;
 
 export type ProxyHandler = ((request: ProxyRequest) => Promise<Response>) & { readonly metrics: ProxyMetrics };
-
-/**
- * Where `serveProxy` finds the handler's decisions and its upstream fetch, to serve the same proxy
- * natively on node streams (docs/decisions/http-native-server.md). Not part of the public surface.
- */
-export const PROXY_CORE = Symbol('unstuck proxy core');
-export interface ProxyCoreCarrier {
-  [PROXY_CORE]?: { core: ProxyCore; fetch: typeof fetch | undefined };
-}
 
 const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
@@ -179,7 +170,5 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
     return new Response(relay, init);
   }
 
-  // The native server holds one connection pool, to `core.upstream`: routes to several origins keep the generic path.
-  if (!core.singleOrigin) return Object.assign(handle, { metrics: core.metrics });
-  return Object.assign(handle, { metrics: core.metrics, [PROXY_CORE]: { core, fetch: options.fetch } });
+  return Object.assign(handle, { metrics: core.metrics });
 }

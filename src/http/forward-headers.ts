@@ -49,7 +49,9 @@ function endToEnd(raw: RawHeaders, skipped: number): string[] {
     if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
     for (const token of (raw[index + 1] as string).split(',')) {
       const listed = token.trim().toLowerCase();
-      if (listed !== '') (named ??= new Set()).add(listed);
+      if (listed === '') continue;
+      named ??= new Set();
+      named.add(listed);
     }
   }
   const result: string[] = [];

@@ -3,14 +3,12 @@ export { createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS
 export type { RepairEvent, SanitizingFetchOptions } from './create-sanitizing-fetch.js';
 export { createSanitizingFetch } from './create-sanitizing-fetch.js';
 export { isChatCompletionsPath } from './is-chat-completions-path.js';
-export type { ServeOptions, ServingProxy } from './node-http-adapter.js';
-export {
-  createNodeFetch,
-  DEFAULT_HEADERS_TIMEOUT_MS,
-  DEFAULT_MAX_CONNECTIONS,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  serveProxy,
-} from './node-http-adapter.js';
+export { createNodeFetch } from './node/create-node-fetch.js';
+export type { ServeOptions, ServingProxy } from './node/node-server.js';
+export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './node/node-server.js';
+export type { ServeHandlerOptions } from './node/serve-handler.js';
+export { serveHandler } from './node/serve-handler.js';
+export { serveProxy } from './node/serve-proxy.js';
 export type { ProxyMetrics } from './proxy-metrics.js';
 export { createProxyMetrics } from './proxy-metrics.js';
 export type { RepairPolicy } from './sanitize-chat-body.js';

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import { createEmulator } from '../../src/emulator/index.js';
+import { listenOn } from '../../src/emulator/listen.js';
 
 /** The emulator's node:http adapter, over raw sockets: what a client really receives. */
 
@@ -81,4 +83,53 @@ test('a long stream to a slow reader leaves no listener behind (no MaxListenersE
     warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning')),
     [],
   );
+});
+
+/** A chunked upload of `blocks` blocks of 256 KiB at full speed, over a raw socket: what the client reads back. */
+function upload(url: string, blocks: number): Promise<string> {
+  const target = new URL(url);
+  const socket = connect(Number(target.port), target.hostname);
+  const block = `${(256 * 1024).toString(16)}\r\n${'a'.repeat(256 * 1024)}\r\n`;
+  let answer = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => (answer += chunk));
+  socket.on('error', () => undefined);
+  socket.write(
+    'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+  );
+  let sent = 0;
+  const more = (): void => {
+    while (sent < blocks && !socket.destroyed) {
+      sent += 1;
+      if (!socket.write(block)) {
+        socket.once('drain', more);
+        return;
+      }
+    }
+    if (!socket.destroyed) socket.end('0\r\n\r\n');
+  };
+  more();
+  return new Promise((resolve) => socket.once('close', () => resolve(answer)));
+}
+
+test('a body over the limit sent at full speed: the client reads its 413 every time (the shared carrier reads the rest)', async (t) => {
+  const emulator = createEmulator({ profile: 'openai', maxBodyBytes: 1024 * 1024 });
+  const server = await emulator.listen();
+  t.after(() => server.close());
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    const answer = await upload(server.url, 40); // 10 MiB against a 1 MiB limit
+    assert.match(answer, /^HTTP\/1\.1 413 /, `attempt ${attempt}: ${JSON.stringify(answer.slice(0, 60))}`);
+  }
+});
+
+test("a handler that throws is answered with the emulator's own 500, not a dropped connection", async (t) => {
+  const server = await listenOn(async () => {
+    throw new Error('boom');
+  });
+  t.after(() => server.close());
+  const response = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
+  assert.equal(response.status, 500);
+  assert.deepEqual(await response.json(), {
+    error: { message: 'emulator failure: boom', type: 'server_error', param: null, code: null },
+  });
 });

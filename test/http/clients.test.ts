@@ -7,7 +7,7 @@ import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { RepairEvent } from '../../src/http/index.js';
-import { createProxyHandler, createSanitizingFetch, serveProxy } from '../../src/http/index.js';
+import { createProxyHandler, createSanitizingFetch, serveHandler } from '../../src/http/index.js';
 
 /**
  * The real client libraries, each driven into the classic 400 (a tool call left unanswered, then
@@ -25,7 +25,7 @@ before(async () => {
   const upstream = await emulator.listen();
   upstreamUrl = upstream.url;
   closers.push(upstream.close);
-  const proxy = await serveProxy(createProxyHandler({ upstream: upstreamUrl, profile: 'openai' }), { port: 0 });
+  const proxy = await serveHandler(createProxyHandler({ upstream: upstreamUrl, profile: 'openai' }), { port: 0 });
   proxyUrl = proxy.url;
   closers.push(proxy.close);
 });

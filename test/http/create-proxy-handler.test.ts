@@ -121,7 +121,10 @@ test('a body over the limit gets a 413 in the OpenAI error shape and never reach
   const handler = createProxyHandler({
     upstream: 'http://upstream.test',
     maxBodyBytes: 1000,
-    fetch: async () => (sent++, new Response('')),
+    fetch: async () => {
+      sent++;
+      return new Response('');
+    },
   });
   const big = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(5000) }] };
   const declared = await handler(chat(big));

@@ -3,7 +3,13 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
-import { createNodeFetch, createProxyHandler, createSanitizingFetch, serveProxy } from '../../src/http/index.js';
+import {
+  createNodeFetch,
+  createProxyHandler,
+  createSanitizingFetch,
+  serveHandler,
+  serveProxy,
+} from '../../src/http/index.js';
 import { rawRequest } from './support/raw-client.js';
 
 /**
@@ -85,12 +91,10 @@ test('createSanitizingFetch: a 256 MiB 400 comes back as a response still to be 
 
 for (const carrier of ['native server', 'generic server'] as const) {
   test(`${carrier}: a 256 MiB 400 on the chat path is relayed whole with flat memory`, async () => {
-    const nodeFetch = createNodeFetch();
-    const handler = createProxyHandler({
-      upstream: upstreamUrl,
-      fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
-    });
-    const server = await serveProxy(handler, { port: 0 });
+    const server =
+      carrier === 'native server'
+        ? await serveProxy({ upstream: upstreamUrl }, { port: 0 })
+        : await serveHandler(createProxyHandler({ upstream: upstreamUrl, fetch: createNodeFetch() }), { port: 0 });
     try {
       await rawRequest(`${server.url}/v1/chat/completions?warm-up`, { method: 'POST', body: CHAT_BODY, keep: false });
       const figures = await measured(async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { ProxyLogEntry } from '../../src/http/index.js';
-import { createNodeFetch, createProxyHandler, serveProxy } from '../../src/http/index.js';
+import { createNodeFetch, createProxyHandler, serveHandler, serveProxy } from '../../src/http/index.js';
 import { listenMisbehaving, SCENARIOS } from './support/misbehaving-upstream.js';
 import type { RawAnswer } from './support/raw-client.js';
 import { rawRequest } from './support/raw-client.js';
@@ -52,13 +52,14 @@ const CHAT_BODY = JSON.stringify({ model: 'm', messages: [{ role: 'user', conten
 for (const carrier of CARRIERS) {
   describe(carrier, async () => {
     const logs: ProxyLogEntry[] = [];
-    const nodeFetch = createNodeFetch();
-    const handler = createProxyHandler({
-      upstream: upstream.url,
-      log: (entry) => logs.push(entry),
-      fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
-    });
-    const served = carrier === 'in-process handler' ? undefined : await serveProxy(handler, { port: 0 });
+    const options = { upstream: upstream.url, log: (entry: ProxyLogEntry) => logs.push(entry) };
+    const handler = createProxyHandler({ ...options, fetch: createNodeFetch() });
+    const served =
+      carrier === 'in-process handler'
+        ? undefined
+        : carrier === 'native server'
+          ? await serveProxy(options, { port: 0 })
+          : await serveHandler(handler, { port: 0 });
     after(() => served?.close());
     assert.equal(served?.native ?? false, carrier === 'native server');
     const base = served?.url ?? 'http://proxy.test';

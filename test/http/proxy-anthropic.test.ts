@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import type { Step } from '../../src/emulator/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { ProxyHandlerOptions, ProxyLogEntry } from '../../src/http/index.js';
-import { createNodeFetch, createProxyHandler, serveProxy } from '../../src/http/index.js';
+import { createNodeFetch, createProxyHandler, serveHandler, serveProxy } from '../../src/http/index.js';
 
 /**
  * The proxy on the Anthropic Messages wire, run the same way on each path that carries it (the
@@ -35,11 +35,10 @@ async function proxyIn(mode: Mode, options: ProxyHandlerOptions) {
     const send: typeof fetch = async (input, init) => handler(new Request(input, init));
     return { url: 'http://proxy.test', send };
   }
-  const handler = createProxyHandler({
-    ...options,
-    fetch: mode === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
-  });
-  const server = await serveProxy(handler, { port: 0 });
+  const server =
+    mode === 'native server'
+      ? await serveProxy(options, { port: 0 })
+      : await serveHandler(createProxyHandler({ ...options, fetch: nodeFetch }), { port: 0 });
   closers.push(server.close);
   assert.equal(server.native, mode === 'native server');
   return { url: server.url, send: fetch };
@@ -245,12 +244,10 @@ describe('one proxy in front of two providers', () => {
     const [a, c] = await Promise.all([anthropicUpstream.listen(), chatUpstream.listen()]);
     closers.push(a.close, c.close);
     const logs: ProxyLogEntry[] = [];
-    const handler = createProxyHandler({
-      routes: { anthropic: a.url, chat: c.url },
-      fetch: createNodeFetch(),
-      log: (entry) => logs.push(entry),
-    });
-    const server = await serveProxy(handler, { port: 0 });
+    const server = await serveProxy(
+      { routes: { anthropic: a.url, chat: c.url }, log: (entry) => logs.push(entry) },
+      { port: 0 },
+    );
     closers.push(server.close);
     assert.equal(server.native, false, 'two origins: the generic path, which can reach either');
     const claude = new Anthropic({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });

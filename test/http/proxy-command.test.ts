@@ -133,7 +133,10 @@ test('bad input is one line on stderr and exit 2', async () => {
     [['proxy', '--upstream', 'http://127.0.0.1:1', '--port', '99999'], /--port must be a whole number/],
     [['proxy', '--upstream', 'http://127.0.0.1:1', '--max-body-bytes', 'lots'], /--max-body-bytes/],
     [['proxy', '--upstream', 'http://127.0.0.1:1', '--profile', 'gemini'], /unknown profile 'gemini'/],
-    [['proxy', '--upstream', 'claude=http://127.0.0.1:1'], /unknown wire 'claude' \(one of chat, anthropic, responses, gemini\)/],
+    [
+      ['proxy', '--upstream', 'claude=http://127.0.0.1:1'],
+      /unknown wire 'claude' \(one of chat, anthropic, responses, gemini\)/,
+    ],
     [['proxy', '--upstream', 'chat=http://a.test', '--upstream', 'chat=http://b.test'], /chat=… is given twice/],
     [['proxy', '--upstream', 'http://a.test', '--upstream', 'http://b.test'], /given twice; name the wire/],
     [['proxy', '--upstream', 'anthropic=ftp://x'], /--upstream anthropic= must be http or https/],

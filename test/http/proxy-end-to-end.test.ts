@@ -11,14 +11,14 @@ import { profileNames, repair } from '../../src/core/index.js';
 import type { Step } from '../../src/emulator/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { ProxyHandlerOptions, ProxyLogEntry } from '../../src/http/index.js';
-import { createNodeFetch, createProxyHandler, serveProxy } from '../../src/http/index.js';
+import { createNodeFetch, createProxyHandler, serveHandler, serveProxy } from '../../src/http/index.js';
 import { scrapeUntil } from './support/scrape-metrics.js';
 
 /**
  * The proxy's behaviour, run the same way against each path that carries it, so they cannot drift:
  * - the handler in-process (`createProxyHandler`, a fetch `Request` in, a `Response` out, no socket on the client side);
- * - the native server (`serveProxy` of that handler over `createNodeFetch`, as `unstuck proxy` runs it: node streams, no web objects);
- * - the generic server (`serveProxy` of a handler over another fetch: the handler behind node:http).
+ * - the native server (`serveProxy` of the same options, as `unstuck proxy` runs it: node streams, no web objects);
+ * - the generic server (`serveHandler` of that handler: the handler behind node:http).
  * The upstream is always the emulator listening on 127.0.0.1, reached through real sockets, with real clients.
  */
 
@@ -44,12 +44,9 @@ async function proxyIn(mode: Mode, options: ProxyHandlerOptions) {
       client: new OpenAI({ baseURL: 'http://proxy.test/v1', apiKey: KEY, maxRetries: 0, fetch: send }),
     };
   }
-  // A fetch that is not createNodeFetch's own keeps serveProxy on the generic path.
-  const handler = createProxyHandler({
-    ...options,
-    fetch: mode === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
-  });
-  const server = await serveProxy(handler, { port: 0 });
+  const handler = createProxyHandler({ ...options, fetch: nodeFetch });
+  const server =
+    mode === 'native server' ? await serveProxy(options, { port: 0 }) : await serveHandler(handler, { port: 0 });
   closers.push(server.close);
   assert.equal(server.native, mode === 'native server');
   return {
@@ -195,7 +192,10 @@ for (const mode of MODES) {
           continue;
         }
         let current = stacks.get(profile);
-        if (current === undefined) stacks.set(profile, (current = await stack(mode, { profile })));
+        if (current === undefined) {
+          current = await stack(mode, { profile });
+          stacks.set(profile, current);
+        }
         const body = bodyFor(entry);
         const thinking = entry.provider === 'deepseek' ? { thinking: true } : {};
         const remaining = repair(entry.messages as Message[], {

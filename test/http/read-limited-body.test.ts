@@ -26,8 +26,13 @@ test('a body over the limit stops at the chunk that passes it and cancels the re
   const chunks = [4, 4, 4, 4];
   const read = await readLimitedBody(
     streamOf(
-      chunks.map((size, index) => (pulled.push(index), size)),
-      () => (cancelled = true),
+      chunks.map((size, index) => {
+        pulled.push(index);
+        return size;
+      }),
+      () => {
+        cancelled = true;
+      },
     ),
     6,
   );

@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
 import { after, describe, test } from 'node:test';
 import type { ServeOptions } from '../../src/http/index.js';
-import { createNodeFetch, createProxyHandler, serveProxy } from '../../src/http/index.js';
+import { createNodeFetch, createProxyHandler, serveHandler, serveProxy } from '../../src/http/index.js';
 import { rawRequest } from './support/raw-client.js';
 
 /**
@@ -40,12 +40,8 @@ const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port
 after(() => upstream.close());
 
 async function proxy(carrier: string, options: ServeOptions = {}) {
-  const nodeFetch = createNodeFetch();
-  const handler = createProxyHandler({
-    upstream: upstreamUrl,
-    fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
-  });
-  return serveProxy(handler, { port: 0, ...options });
+  if (carrier === 'native server') return serveProxy({ upstream: upstreamUrl }, { port: 0, ...options });
+  return serveHandler(createProxyHandler({ upstream: upstreamUrl, fetch: createNodeFetch() }), { port: 0, ...options });
 }
 
 /** Opens a raw connection and writes `text`; resolves when the proxy closes it, with what it answered and after how long. */
@@ -152,13 +148,11 @@ for (const carrier of ['native server', 'generic server'] as const) {
     });
 
     test('a body over the limit sent at full speed: the client reads its 413 every time; one that never ends is closed soon after', async () => {
-      const nodeFetch = createNodeFetch();
-      const handler = createProxyHandler({
-        upstream: upstreamUrl,
-        maxBodyBytes: 1024 * 1024,
-        fetch: carrier === 'native server' ? nodeFetch : (input, init) => nodeFetch(input, init),
-      });
-      const server = await serveProxy(handler, { port: 0 });
+      const options = { upstream: upstreamUrl, maxBodyBytes: 1024 * 1024 };
+      const server =
+        carrier === 'native server'
+          ? await serveProxy(options, { port: 0 })
+          : await serveHandler(createProxyHandler({ ...options, fetch: createNodeFetch() }), { port: 0 });
       try {
         const port = Number(new URL(server.url).port);
         const block = `${(256 * 1024).toString(16)}\r\n${'a'.repeat(256 * 1024)}\r\n`;

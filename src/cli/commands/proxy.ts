@@ -150,7 +150,7 @@ export const proxyCommand: Command = {
 /**
  * While the proxy serves, an error that escapes every carrier (a library's event handler throwing
  * on what an upstream or a client sent) is one log line, not the end of every client's exchange:
- * the carriers fail their own exchange for the errors they catch (native-relay.ts), this is the
+ * the carriers fail their own exchange for the errors they catch (http/node/relay.ts), this is the
  * last line behind them. Returns the function that removes the guard.
  */
 export function guardProcess(log: (entry: { event: 'uncaught-error'; error: string }) => void): () => void {

@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
-import { createNodeFetch, serveProxy } from '../../src/http/node-http-adapter.js';
-import { readLimitedBody } from '../../src/http/read-limited-body.js';
+import { createNodeFetch } from '../../../src/http/node/create-node-fetch.js';
+import { serveHandler } from '../../../src/http/node/serve-handler.js';
+import { serveProxy } from '../../../src/http/node/serve-proxy.js';
+import { readLimitedBody } from '../../../src/http/read-limited-body.js';
 
 test('binds 127.0.0.1 by default and carries method, path, query, headers and body both ways', async (t) => {
-  const server = await serveProxy(
+  const server = await serveHandler(
     async (request) => {
       const body = await new Response(request.body).text();
       const headers = new Headers([
@@ -40,7 +42,7 @@ test('binds 127.0.0.1 by default and carries method, path, query, headers and bo
 test('a streamed response reaches the client chunk by chunk, not at the end', async (t) => {
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
-  const server = await serveProxy(
+  const server = await serveHandler(
     async () => {
       const encoder = new TextEncoder();
       const body = new ReadableStream<Uint8Array>({
@@ -68,7 +70,7 @@ test('a streamed response reaches the client chunk by chunk, not at the end', as
 });
 
 test('a response body that fails midway ends the connection with an error, never a clean end', async (t) => {
-  const server = await serveProxy(
+  const server = await serveHandler(
     async () => {
       let sent = false;
       const body = new ReadableStream<Uint8Array>({
@@ -103,7 +105,7 @@ test('a response body that fails midway ends the connection with an error, never
 test('a client that leaves cancels the response body, so the upstream read stops', async (t) => {
   let cancelled: () => void = () => undefined;
   const wasCancelled = new Promise<void>((resolve) => (cancelled = resolve));
-  const server = await serveProxy(
+  const server = await serveHandler(
     async () => {
       let open = true;
       const body = new ReadableStream<Uint8Array>({
@@ -130,7 +132,7 @@ test('a client that leaves cancels the response body, so the upstream read stops
 });
 
 test('a handler that refuses a large body still gets its 413 to the client', async (t) => {
-  const server = await serveProxy(
+  const server = await serveHandler(
     async (request) => {
       const read = await readLimitedBody(request.body, 1024);
       return read.ok
@@ -159,7 +161,7 @@ test('a handler that refuses a large body still gets its 413 to the client', asy
 // --- createNodeFetch: the upstream side --------------------------------------------------------
 
 test('createNodeFetch sends method, path, headers and body, and asks for an uncompressed answer', async (t) => {
-  const server = await serveProxy(
+  const server = await serveHandler(
     async (request) =>
       Response.json(
         {
@@ -192,7 +194,7 @@ test('createNodeFetch sends method, path, headers and body, and asks for an unco
 });
 
 test('createNodeFetch: a refused connection rejects like fetch (TypeError with the cause code)', async () => {
-  const closed = await serveProxy(async () => new Response(''), { port: 0 });
+  const closed = await serveHandler(async () => new Response(''), { port: 0 });
   await closed.close();
   await assert.rejects(
     createNodeFetch()(`${closed.url}/x`),
@@ -202,7 +204,7 @@ test('createNodeFetch: a refused connection rejects like fetch (TypeError with t
 
 test('createNodeFetch: an abort before the answer rejects with the reason; after it, the body errors', async (t) => {
   let release: () => void = () => undefined;
-  const server = await serveProxy(
+  const server = await serveHandler(
     async (request) => {
       if (new URL(request.url).pathname === '/slow') await new Promise<void>((resolve) => (release = resolve));
       let cancelled = false;
@@ -212,7 +214,9 @@ test('createNodeFetch: an abort before the answer rejects with the reason; after
             new Promise((resolve) =>
               setTimeout(() => resolve(cancelled ? undefined : controller.enqueue(new Uint8Array(8))), 10),
             ),
-          cancel: () => void (cancelled = true),
+          cancel: () => {
+            cancelled = true;
+          },
         }),
       );
     },
@@ -238,7 +242,7 @@ test('createNodeFetch: an abort before the answer rejects with the reason; after
 });
 
 test('createNodeFetch: a response cut off mid-body errors the body stream; a 204 has no body', async (t) => {
-  const server = await serveProxy(
+  const server = await serveHandler(
     async (request) => {
       if (new URL(request.url).pathname === '/empty') return new Response(null, { status: 204 });
       let sent = 0;
@@ -324,12 +328,8 @@ test('createNodeFetch resends once when a kept-alive socket turns out to be clos
 });
 
 test('the native server resends once when a kept-alive upstream socket turns out to be closed, never on a fresh one', async (t) => {
-  const { createProxyHandler } = await import('../../src/http/create-proxy-handler.js');
   const upstream = await startSocketClosingUpstream(t);
-  const proxy = await serveProxy(
-    createProxyHandler({ upstream: `http://127.0.0.1:${upstream.port}`, fetch: createNodeFetch() }),
-    { port: 0 },
-  );
+  const proxy = await serveProxy({ upstream: `http://127.0.0.1:${upstream.port}` }, { port: 0 });
   t.after(() => proxy.close());
   assert.equal(proxy.native, true);
   assert.equal(await (await fetch(`${proxy.url}/v1/files`, { method: 'POST', body: 'one' })).text(), 'ok');
