@@ -297,7 +297,8 @@ function emitBlock(
       previous.message.role === 'user' &&
       isSameUserMessage(previous.message.content, entry.message.content)
     ) {
-      // The same user message again, from inside the block: a crash-retry loop's leftover (as the DeepSeek Harness plugin dsh-messages-sanitizer describes it).
+      // The same user message again, from inside the block: a crash-retry loop's leftover (as the
+      // DeepSeek Harness plugin dsh-messages-sanitizer describes it).
       context.note({
         kind: 'user-repeat-collapsed',
         index: entry.origin,

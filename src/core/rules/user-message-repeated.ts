@@ -4,8 +4,7 @@ import type { Rule } from './rule.js';
 /**
  * Not a provider rule: the same user message twice in a row, as a crash-retry loop leaves it
  * (the DeepSeek Harness plugin dsh-messages-sanitizer reports duplicate user messages between the
- * orphan call and the injection point). Checked
- * only at level 'strongest', where a heal folds them.
+ * orphan call and the injection point). Checked only at level 'strongest', where a heal folds them.
  */
 export const userMessageRepeated: Rule = {
   id: 'user-message-repeated',
