@@ -18,7 +18,7 @@ const RUNS = 7;
 const cwd = mkdtempSync(join(tmpdir(), 'unstuck-chat-bench-'));
 const emulator = createEmulator({ profile: 'deepseek' });
 const server = await emulator.listen();
-// A window larger than the poisoned session keeps its row one request, as before compaction (issue 19).
+// A window larger than the poisoned session keeps its row one request, as before compaction.
 const env = cleanEnv({ OPENAI_API_KEY: 'sk-bench', UNSTUCK_CONTEXT_WINDOW: '1000000' });
 const chat = ['chat', '--base-url', server.url, '--profile', 'deepseek'];
 const sessions = join(cwd, '.unstuck', 'sessions');

@@ -7,9 +7,10 @@ import { minimalValidator, PI_MODEL, toModelMessages, toPiMessages } from './sup
 import { corrupt, seedShapedHistory } from './support/seed-history.js';
 
 /**
- * Issue 18: check and repair beside a minimal one-pass validator (the floor) and two peers,
- * Mastra's `sanitizeOrphanedToolPairs` and pi-ai's `transformMessages`, on the seed-sized history
- * and 30x it (ids unique across the history, so the 30x history is as clean as the 1x one), clean
+ * Check and repair beside a minimal one-pass validator (the floor) and two peers,
+ * Mastra's `sanitizeOrphanedToolPairs` and pi-ai's `transformMessages`, on a history shaped like
+ * NexForgeCLI's session-122357 (3,785 messages) and 30x it (ids unique across the history, so the
+ * 30x history is as clean as the 1x one), clean
  * and 5% corrupted. Each function meets fresh objects in its own format every run (a JSON parse of
  * its input, untimed), a full GC before every timed run, and each run is paired with a JSON round
  * trip (stringify + parse) of the same data: the figure is the median of those per-round ratios.
@@ -139,7 +140,7 @@ for (const history of histories) {
 }
 
 const labels = histories.map((history) => history.label);
-console.log('## core: check and repair beside the floor and the peers (issue 18)\n');
+console.log('## core: check and repair beside the floor and the peers\n');
 console.log(
   `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores), Node ${process.version} --single-threaded-gc, load average ${loadavg()[0]?.toFixed(1)}; \`node --import tsx bench/core-peers.bench.ts\`\n`,
 );

@@ -3,7 +3,7 @@ import { check, type Message, repair } from '../src/index.js';
 import { type WideShape, wideBlock } from './support/wide-block.js';
 
 /**
- * Issue 12, finding 3: check and repair of ONE assistant message with 10^4 and 10^5 parallel calls
+ * Check and repair of ONE assistant message with 10^4 and 10^5 parallel calls
  * (and their results), and the 10^5/10^4 ratio: linear is ~10, the target is <= 12 (the quadratic
  * search this replaced gave ~65 for check and ~85 for repair). Each figure is the median of 5 runs,
  * with a full GC before each, the two sizes interleaved round by round.

@@ -4,7 +4,7 @@ import { medianMs } from './support/measure.js';
 import { corrupt, seedShapedHistory } from './support/seed-history.js';
 
 /**
- * check and repair against JSON.parse of the same array, in the same run. Targets (issue 2):
+ * check and repair against JSON.parse of the same array, in the same run. Targets:
  * check <= 0.25x, repair of a clean history <= 0.3x, of a 5%-corrupted one <= 0.6x, linear in size.
  */
 const profile = 'deepseek' as const;

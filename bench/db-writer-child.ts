@@ -1,6 +1,6 @@
 /**
- * One of the concurrent writers of bench/db.bench.ts: opens its own session (seed-sized, written
- * before it says `ready`), waits for `go` on stdin, then appends one agent step after another
+ * One of the concurrent writers of bench/db.bench.ts: opens its own session (3,785 messages,
+ * written before it says `ready`), waits for `go` on stdin, then appends one agent step after another
  * for DURATION_MS and prints how many it made.
  *
  *   db-writer-child KIND(sqlite|postgres|json) TARGET SESSION DURATION_MS

@@ -1,7 +1,8 @@
 /**
- * Database session stores on the seed-sized session (3,785 messages), against the durable JSON
- * file the session bench uses as its baseline (JSON.stringify, write, fsync, rename, directory
- * fsync; readFile + JSON.parse), all in one run and taking turns round by round:
+ * Database session stores on a session the size of NexForgeCLI's session-122357 (3,785 messages),
+ * against the durable JSON file the session bench uses as its baseline (JSON.stringify, write,
+ * fsync, rename, directory fsync; readFile + JSON.parse), all in one run and taking turns round
+ * by round:
  *
  * - appending one agent step (3 messages) to the session: p50 targets 2 ms (SQLite), 5 ms (PostgreSQL);
  * - loading it: within 2x (SQLite) and 4x (PostgreSQL) of reading and parsing the JSON file;
@@ -203,7 +204,7 @@ async function main(): Promise<void> {
       '',
       `this process's CPU per run, p50 ms: JSON file save ${cpuP50(jsonSave)}, SQLite append ${cpuP50(sqliteAppend)}, PostgreSQL append ${cpuP50(postgresAppend)} (the client's side only; the server's work is not in it)`,
       '',
-      `| ${WRITERS} concurrent writers (processes), each on its own seed-sized session, ${THROUGHPUT_MS / 1000} s | steps appended per second, all writers |`,
+      `| ${WRITERS} concurrent writers (processes), each on its own 3,785-message session, ${THROUGHPUT_MS / 1000} s | steps appended per second, all writers |`,
       '|---|---:|',
       `| JSON file per session (the whole file written again per step) | ${rates.json.toFixed(0)} |`,
       `| SQLite, one file | ${rates.sqlite.toFixed(0)} |`,

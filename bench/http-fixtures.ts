@@ -190,7 +190,7 @@ export function smallBody(): string {
   return JSON.stringify({ model: 'deepseek-chat', messages: messages.slice(0, 10) });
 }
 
-/** A long agent session of about 1 MB (the size of the seed sessions): many read/edit tool turns. */
+/** A long agent session of about 1 MB (the size of NexForgeCLI's session-122357): many read/edit tool turns. */
 export function largeBody(targetBytes = 1_000_000): string {
   const messages: unknown[] = [
     { role: 'system', content: 'You are a coding agent.' },

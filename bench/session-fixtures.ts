@@ -29,9 +29,10 @@ function text(next: () => number, length: number): string {
 }
 
 /**
- * A session shaped like the seed's: 1 system, then user turns, each followed by rounds of an
+ * A session shaped like the 3,785-message session-122357 of NexForgeCLI 0.4.1 (a terminal agent
+ * for DeepSeek, `nexforge-cli` on PyPI): 1 system, then user turns, each followed by rounds of an
  * assistant with reasoning and 1-2 tool calls, their results, and assistant text in between.
- * Roles come out near the seed's split (user 44, assistant 2673, tool 1067 of 3785).
+ * Roles come out near that session's split (user 44, assistant 2673, tool 1067 of 3785).
  */
 export function seedLikeSession(scale: number): Message[] {
   const next = seededRandom(20260912 + scale);

@@ -1,5 +1,5 @@
 /**
- * Session stores: save and load of a seed-sized session (NexForgeCLI session-122357: 3,785
+ * Session stores: save and load of a session the size of NexForgeCLI's session-122357 (3,785
  * messages, about 0.9 M characters of content, tool loops with reasoning_content) and of one ten
  * times larger, as ratios to JSON.stringify / JSON.parse of the same messages in the same run.
  * Store rows also give the ratio to a plain JSON file through the same disk steps (write, fsync,

@@ -4,10 +4,11 @@ import { medianMs } from './support/measure.js';
 import { seedShapedHistory } from './support/seed-history.js';
 
 /**
- * trim on the seed-sized history against JSON.parse of the same array (issue 19: <= 0.3x), with a
- * 128k-token window's budget (100k tokens for the history). Each round measures JSON.parse and
- * then each trim mode, so the baseline and the subject share the machine's noise; the ratio is
- * taken per round and the median and spread over the rounds are reported. Scale 30 shows it is linear.
+ * trim on a history shaped like NexForgeCLI's session-122357 (3,785 messages) against JSON.parse
+ * of the same array (target <= 0.3x), with a 128k-token window's budget (100k tokens for the
+ * history). Each round measures JSON.parse and then each trim mode, so the baseline and the
+ * subject share the machine's noise; the ratio is taken per round and the median and spread over
+ * the rounds are reported. Scale 30 shows it is linear.
  */
 const rounds = Number(process.env['UNSTUCK_BENCH_ROUNDS'] ?? 7);
 const rows: string[] = [];

@@ -108,7 +108,7 @@ export function toPiMessages(messages: readonly Message[]): unknown[] {
 }
 
 /**
- * The floor of issue 18: a minimal one-pass validator of the chat format. One visit per message
+ * The floor: a minimal one-pass validator of the chat format. One visit per message
  * and per tool call, no allocation on the valid path: an assistant message with calls opens a
  * block, the tool messages right after it must each answer a distinct call of it, and the block
  * must be whole when it closes. Returns the number of problems found.

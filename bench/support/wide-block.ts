@@ -1,8 +1,8 @@
 import type { Message, ToolCall } from '../../src/index.js';
 
 /**
- * One assistant message with `calls` parallel tool calls and its results: the shape of issue 12's
- * finding 3 (one 6.4 MB request with 5x10^4 calls froze the proxy). Deterministic.
+ * One assistant message with `calls` parallel tool calls and its results: the shape that once
+ * froze the proxy (one 6.4 MB request with 5x10^4 calls). Deterministic.
  *
  * - 'clean': every call answered once, in order.
  * - 'damaged': results out of order, some lost, some twice, some with an id no call has, a user

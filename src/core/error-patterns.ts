@@ -1,6 +1,7 @@
 /**
  * Provider error texts -> rule ids: the `match` pattern of every catalogue entry that has one
- * (`../shared/rules/rules.json`, generated from it; provider/id name the entry and its sources).
+ * (test/fixtures/shared/rules.json, the catalogue's machine-readable copy; provider/id name the
+ * entry and its sources).
  * Order matters: more specific patterns first, so the table is sorted by pattern length, longest first.
  * Left out: openai-chat tool-result-not-adjacent and tool-result-id-mismatch (the provider reports them
  * with the orphan/unanswered texts, per the catalogue notes) and openrouter upstream-wrapped (a wrapper,

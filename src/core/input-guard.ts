@@ -2,7 +2,7 @@ import { isUnstuckError, UnstuckError } from './errors.js';
 
 /**
  * The library's promise for bad input: a typed `UnstuckError` (code INPUT_INVALID) or a violation,
- * never an untyped throw (issue 12). `messages` must be an array; whatever else goes wrong while
+ * never an untyped throw. `messages` must be an array; whatever else goes wrong while
  * reading it (a cycle or a BigInt met by JSON.stringify, a getter that throws) becomes one error
  * saying what, with the original as `cause`. `pass` lets a caller's own control-flow value through.
  */

@@ -1,5 +1,6 @@
 /**
- * Rule ids are API: add, never rename. They are the ids of `../shared/rules/CATALOGUE.md`,
+ * Rule ids are API: add, never rename. They are the ids of the provider rule catalogue
+ * (its machine-readable copy is test/fixtures/shared/rules.json),
  * plus the few this package needs that the catalogue does not name (marked below).
  */
 export type RuleId =

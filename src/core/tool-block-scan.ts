@@ -12,7 +12,8 @@ import type { RuleContext } from './rules/rule.js';
  * The open block's state lives in arrays reused from block to block. A block of a few calls looks
  * ids up by a linear search, which beats allocating maps for every assistant message; a block of
  * more than WIDE calls indexes them (the first call of each id, and the next call with the same id),
- * so one message of 10^5 calls costs 10^5 steps, not 10^10 (issue 12, finding 3).
+ * so one message of 10^5 calls costs 10^5 steps, not 10^10 (one 6.4 MB request of 5x10^4 calls
+ * once froze the proxy).
  */
 export function scanToolBlocks(
   context: RuleContext,

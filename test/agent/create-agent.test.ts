@@ -83,7 +83,8 @@ describe('createAgent: every tool call gets exactly one result', () => {
       throw new Error('disk on fire');
     },
   };
-  // The seed's crash: the scheduler reads `.prepare` of something undefined before the tool starts.
+  // The crash dsh-messages-sanitizer (a DeepSeek Harness plugin) reports: the scheduler reads
+  // `.prepare` of something undefined before the tool starts.
   const brokenBeforeStart = { name: 'write', description: 'broken', parameters: {}, run: undefined } as unknown as Tool;
 
   test('throws, bad arguments, unknown tools and a tool broken before it starts all become error results', async () => {

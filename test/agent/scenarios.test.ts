@@ -1,5 +1,6 @@
 /**
- * The failure chains of the seeds (shared/seeds/000 NexForgeCLI 0.4.1, 001 dsh-messages-sanitizer),
+ * The failure chains that NexForgeCLI 0.4.1 (a terminal agent for DeepSeek, `nexforge-cli` on PyPI)
+ * and dsh-messages-sanitizer (a DeepSeek Harness plugin) record,
  * each played against the strict emulator and each ending with a valid history and a successful
  * next turn. The retry after a network failure (no duplicate user message) is in retries.test.ts,
  * with the other transient failures and the pairing-400 heal.
@@ -45,7 +46,7 @@ async function nextTurnSucceeds(
   assertValidHistory(agent.messages, profile, { model });
 }
 
-describe('seed 001: the `prepare` crash in the tool scheduler', () => {
+describe('dsh-messages-sanitizer: the `prepare` crash in the tool scheduler', () => {
   // `ctx.tools[symbol].prepare` read on an undefined entry: the failure happens before the tool starts.
   const write: Tool = {
     name: 'write',
@@ -185,7 +186,7 @@ describe('an abort in the middle of parallel tools', () => {
     await nextTurnSucceeds(agent, emulator);
   });
 
-  test('an abort while the answer streams keeps the partial answer, marked as interrupted (issue 12)', async () => {
+  test('an abort while the answer streams keeps the partial answer, marked as interrupted', async () => {
     const emulator = createEmulator({
       script: [{ text: 'a long streamed answer', stream: { chunkSize: 2, delayMs: 5 } }],
     });
@@ -234,7 +235,7 @@ describe('a process killed mid-dispatch', () => {
   });
 });
 
-describe('seed 000: a tool result that is a dump of a session file', () => {
+describe('NexForgeCLI: a tool result that is a dump of a session file', () => {
   test('the dump is kept as content through a transcript save and reload, and the next turn works', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'unstuck-agent-dump-'));
     try {
@@ -278,7 +279,7 @@ describe('seed 000: a tool result that is a dump of a session file', () => {
   });
 });
 
-describe('seed 000: the 3,785-message session with a violation at index 1724', () => {
+describe('NexForgeCLI: the 3,785-message session-122357 with a violation at index 1724', () => {
   test('one full-sequence repair makes it acceptable; nothing but the ghosts moves; the next turn works', async () => {
     const session = buildPoisonedSession();
     assert.equal(session.length, POISONED_LENGTH);

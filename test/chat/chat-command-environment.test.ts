@@ -26,7 +26,7 @@ const SECRETS = {
   NPM_CONFIG__AUTH: 'npm-secret-7',
 };
 
-describe('run_command gets a scrubbed environment (issue 12, Medium 8)', () => {
+describe('run_command gets a scrubbed environment', () => {
   it("passes PATH, HOME and the locale, never a token or key, and the chat's own /proc/PID/environ no longer shows them", {
     skip: process.platform !== 'linux' ? 'reads /proc' : false,
   }, async () => {

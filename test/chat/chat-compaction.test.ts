@@ -14,9 +14,10 @@ import { buildPoisonedSession, POISONED_LENGTH } from './fixtures/poisoned-sessi
 import { cleanEnv, runChatBinary } from './harness/run-chat-binary.js';
 
 /**
- * The seed's case in `unstuck chat`: its 3,785-message session resumed with a 128k-token window.
- * The chat's requests go to one emulator and the summarizer's (they carry no tools) to another,
- * both strict, behind one loopback server.
+ * NexForgeCLI's case in `unstuck chat`: the 3,785-message session-122357 of NexForgeCLI 0.4.1 (a
+ * terminal agent for DeepSeek, `nexforge-cli` on PyPI), resumed with a 128k-token window. The
+ * chat's requests go to one emulator and the summarizer's (they carry no tools) to another, both
+ * strict, behind one loopback server.
  */
 let cwd: string;
 before(async () => {
@@ -63,7 +64,7 @@ function assertValidAndUnderWindow(emulator: Emulator, label: string): void {
   }
 }
 
-describe("unstuck chat keeps the seed's session under its window", () => {
+describe("unstuck chat keeps NexForgeCLI's session-122357 (3,785 messages) under its window", () => {
   it('resumes the 3,785-message session with a 128k window: compacts, answers, every request valid and under the window', async () => {
     const dir = join(cwd, 'seed');
     await mkdir(join(dir, '.unstuck', 'sessions'), { recursive: true });
@@ -106,7 +107,7 @@ describe("unstuck chat keeps the seed's session under its window", () => {
       assert.equal(sent.at(-1)?.content, 'Are we unstuck?');
     });
 
-    // The session file keeps every message: the repaired seed, the summary pair, the question and the answer.
+    // The session file keeps every message: the repaired session, the summary pair, the question and the answer.
     const stored = (await createTranscriptStore(file).load()).messages;
     assert.deepEqual(check(stored, { profile: 'deepseek', model: 'deepseek-chat' }), []);
     const originals = stored.filter(

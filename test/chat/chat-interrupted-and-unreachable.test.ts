@@ -19,7 +19,7 @@ after(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-describe('an aborted stream keeps its partial answer (issue 12, Low)', () => {
+describe('an aborted stream keeps its partial answer', () => {
   it('Ctrl-C in the middle of an answer: the text shown is in the saved history, marked, and the history is valid', async () => {
     const dir = await mkdtemp(join(cwd, 'partial-'));
     const emulator = createEmulator({
@@ -66,7 +66,7 @@ describe('an aborted stream keeps its partial answer (issue 12, Low)', () => {
   });
 });
 
-describe('a connection that cannot work is not retried (issue 12, Low)', () => {
+describe('a connection that cannot work is not retried', () => {
   it('--base-url http://127.0.0.1:1/v1 (a port fetch refuses) fails at once with one line', async () => {
     const started = Date.now();
     const result = await runChatBinary(['chat', '--base-url', 'http://127.0.0.1:1/v1', '-p', 'hi'], {

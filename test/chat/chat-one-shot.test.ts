@@ -120,7 +120,7 @@ describe('unstuck chat -p (the real binary against the emulator)', () => {
     );
   });
 
-  it("resumes the seed's poisoned session (3,785 messages, broken at 1724), says what it repaired, and answers", async () => {
+  it("resumes NexForgeCLI's poisoned session-122357 (3,785 messages, broken at 1724), says what it repaired, and answers", async () => {
     const dir = join(cwd, 'poisoned');
     await mkdir(join(dir, '.unstuck', 'sessions'), { recursive: true });
     const poisoned = buildPoisonedSession();

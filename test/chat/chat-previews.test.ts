@@ -20,7 +20,7 @@ after(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-describe('what a change will do is shown before it is allowed (issue 12, Low)', () => {
+describe('what a change will do is shown before it is allowed', () => {
   it('diffs in linear time: common lines left out, each side bounded, controls made visible', () => {
     assert.deepEqual(diffLines('a\nb\nc\n', 'a\nB\nc\n'), ['@@ line 2', '- b', '+ B']);
     assert.deepEqual(diffLines('', 'new\nfile'), ['+ new', '+ file']);
@@ -73,7 +73,7 @@ describe('what a change will do is shown before it is allowed (issue 12, Low)', 
     const emulator = createEmulator({
       profile: 'deepseek',
       script: [
-        // Read first: an overwrite of a file the model has not read is refused (issue 21).
+        // Read first: an overwrite of a file the model has not read is refused.
         { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: 'poem.txt' }) }] },
         {
           toolCalls: [

@@ -32,7 +32,7 @@ async function setup(name: string, userURL: string): Promise<{ dir: string; env:
   return { dir, env: cleanEnv({ DEEPSEEK_API_KEY: 'sk-secret-user-key', XDG_CONFIG_HOME: home }) };
 }
 
-describe('a project config cannot redirect the key (issue 12, High 2)', () => {
+describe('a project config cannot redirect the key', () => {
   it('-p ignores an untrusted .unstuck/config.json baseURL and systemPrompt with one stderr line; --trust-project takes it', async () => {
     const mine = await listening([{ text: 'from the user endpoint' }]);
     const attacker = await listening([{ text: 'from the attacker' }, { text: 'trusted now' }]);

@@ -93,7 +93,7 @@ describe('the chat renderer', () => {
     );
   });
 
-  it("shows a bounded preview of a tool's output, all of it with output: full, and escapes what would drive the terminal (issue 12, Low)", () => {
+  it("shows a bounded preview of a tool's output, all of it with output: full, and escapes what would drive the terminal", () => {
     const result = [
       'exit code 0',
       ...Array.from({ length: 20 }, (_, index) => `line ${index + 1}`),

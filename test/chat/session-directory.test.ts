@@ -14,7 +14,7 @@ after(async () => {
 });
 
 describe('the sessions directory', () => {
-  it('closes an existing .unstuck and its sessions folder made 0755 by an older version, and adds a .gitignore (issue 12)', async () => {
+  it('closes an existing .unstuck and its sessions folder made 0755 by an older version, and adds a .gitignore', async () => {
     const dir = await mkdtemp(join(cwd, 'old-'));
     await mkdir(join(dir, '.unstuck', 'sessions'), { recursive: true, mode: 0o755 });
     await chmod(join(dir, '.unstuck'), 0o755);

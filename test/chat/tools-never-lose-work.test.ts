@@ -14,9 +14,10 @@ import { createEmulator } from '../../src/emulator/index.js';
 import { cleanEnv, MAIN, NODE_ARGS, TSX } from './harness/run-chat-binary.js';
 
 /**
- * Issue 21's scenarios, each run twice: through the library (createAgent with the built-in tools,
- * the emulator in-process) and through the real binary (`unstuck chat -p --yes --json` against the
- * emulator on 127.0.0.1).
+ * The ways parallel tools could lose work (a write and an edit of one file in one block, reads that
+ * should overlap, a file changed behind the model's back, many calls in one block), each run
+ * twice: through the library (createAgent with the built-in tools, the emulator in-process) and
+ * through the real binary (`unstuck chat -p --yes --json` against the emulator on 127.0.0.1).
  */
 const RUNS = 100;
 const OPEN_BARRIER = fileURLToPath(new URL('./fixtures/open-barrier.ts', import.meta.url));

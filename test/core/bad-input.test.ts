@@ -11,7 +11,7 @@ import {
 } from '../../src/index.js';
 
 /**
- * Issue 12 (low): every bad value gets a typed UnstuckError (code INPUT_INVALID) or a violation,
+ * Every bad value gets a typed UnstuckError (code INPUT_INVALID) or a violation,
  * never an untyped throw and never "valid".
  */
 const user = (content: unknown) => ({ role: 'user', content }) as Message;

@@ -294,7 +294,7 @@ test('the estimator learns the ratio from usage, within bounds', () => {
   assert.ok(Math.abs(serializedChars(message) - exact) <= exact * 0.1, `${serializedChars(message)} vs ${exact}`);
 });
 
-test('on the seed-sized history trim keeps the newest turns under a 128k window, valid', () => {
+test('on a history shaped like NexForgeCLI session-122357 (3,785 messages) trim keeps the newest turns under a 128k window, valid', () => {
   const history = seedShapedHistory();
   assert.deepEqual(check(history, { profile: 'deepseek', thinking: true }), []);
   const result = trim(history, { maxTokens: 100_000, profile: 'deepseek' });

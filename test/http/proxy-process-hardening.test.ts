@@ -9,7 +9,8 @@ import { listenMisbehaving } from './support/misbehaving-upstream.js';
 import { startProxyProcess } from './support/proxy-process.js';
 import { rawRequest } from './support/raw-client.js';
 
-/** `unstuck proxy` as a real process: what the findings of issue 12 did to it, and what it does now. */
+/** `unstuck proxy` as a real process: what once killed or wedged it (a gzip answer, SIGTERM mid-stream,
+ * an escaping error, a foreign Host), and what it does now. */
 
 const root = join(import.meta.dirname, '../..');
 const misbehaving = await listenMisbehaving();

@@ -148,7 +148,7 @@ export const adversarialMessage: fc.Arbitrary<Message> = fc
 
 export const adversarialSession = fc.array(adversarialMessage, { maxLength: 8 });
 
-/** A tool-loop session like the seed's: system, user turns, assistant tool calls with reasoning, results. */
+/** A tool-loop session like NexForgeCLI's session-122357: system, user turns, assistant tool calls with reasoning, results. */
 export function toolLoopSession(turns: number, seed = 1): Message[] {
   const messages: Message[] = [{ role: 'system', content: 'You are a coding agent.' }];
   let call = 0;

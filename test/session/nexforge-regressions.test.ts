@@ -19,11 +19,12 @@ import {
 } from './helpers.js';
 
 /**
- * The failures NexForgeCLI 0.4.1 records (../shared/seeds/000_de0ed6115e11a986.txt), one test
- * each. The stale-segment one ("3 messages loaded as 130") is in transcript-store.test.ts.
+ * The failures NexForgeCLI 0.4.1 (a terminal agent for DeepSeek, `nexforge-cli` on PyPI) records
+ * in the README and docs/decisions/README.md of its sdist, one test each. The stale-segment one
+ * ("3 messages loaded as 130") is in transcript-store.test.ts.
  */
 
-/** The shape of the seed's session-122357 at idx 1724: an assistant with several tool calls whose results dumped a session file. */
+/** The shape of NexForgeCLI's session-122357 at idx 1724: an assistant with several tool calls whose results dumped a session file. */
 function dumpedSessionHistory(): Message[] {
   const calls = ['call_00_a', 'call_01_b', 'call_02_c', 'call_03_d'] as const;
   const history: Message[] = [

@@ -5,10 +5,10 @@ import { checkBlocks, checkFinal, checkSystemRole } from './anthropic-request-ru
 import { isRecord } from './native-tag.js';
 
 /**
- * The Anthropic Messages rules, worded as the API words them (CATALOGUE.md, provider anthropic;
- * the texts match the catalogue's `match` patterns). Where the catalogue has no Anthropic text
- * (a second result for one call, a missing id), the wording follows the API's pydantic style and
- * says so in the rule's comment.
+ * The Anthropic Messages rules, worded as the API words them (the rule catalogue,
+ * test/fixtures/shared/rules.json, provider anthropic; the texts match the catalogue's `match`
+ * patterns). Where the catalogue has no Anthropic text (a second result for one call, a missing
+ * id), the wording follows the API's pydantic style and says so in the rule's comment.
  */
 const unanswered = (index: number, id: string) =>
   `messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${id}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;

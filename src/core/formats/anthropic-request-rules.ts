@@ -7,7 +7,8 @@ import { isRecord } from './native-tag.js';
 /**
  * The Anthropic rules that need a block's place in the request, or the request's own settings
  * (model, `thinking`), beside the pairing rules of anthropic-check.ts. Each is worded as the
- * catalogue's errors word it (CATALOGUE.md, provider anthropic), so the entry's `match` reads it.
+ * catalogue's errors word it (test/fixtures/shared/rules.json, provider anthropic), so the entry's
+ * `match` reads it.
  */
 type Report = (violation: Violation) => void;
 

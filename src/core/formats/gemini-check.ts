@@ -3,10 +3,10 @@ import { callOf, responseOf, roleOf } from './gemini-contents.js';
 import { isRecord } from './native-tag.js';
 
 /**
- * The Gemini `contents` rules, worded as the API words them (CATALOGUE.md, provider gemini; the
- * texts match the catalogue's `match` patterns). Gemini pairs by turn and count: a function
- * response turn right after the call turn, with as many functionResponse parts as it has
- * functionCall parts.
+ * The Gemini `contents` rules, worded as the API words them (the rule catalogue,
+ * test/fixtures/shared/rules.json, provider gemini; the texts match the catalogue's `match`
+ * patterns). Gemini pairs by turn and count: a function response turn right after the call turn,
+ * with as many functionResponse parts as it has functionCall parts.
  */
 export const GEMINI_TEXT = {
   callPosition:

@@ -142,7 +142,7 @@ interface OpenQueue {
 /**
  * The calls of a model turn, for the responses of the turn after it: the first unanswered call with
  * an id, with a name, or of all. Calls are answered first unanswered first within each queue, so each
- * queue's cursor only moves forward and a turn of 10^5 responses pairs in linear time (issue 12).
+ * queue's cursor only moves forward and a turn of 10^5 responses pairs in linear time.
  */
 function openCalls(toolCalls: readonly ToolCall[]) {
   const all: OpenQueue = { calls: [], next: 0 };

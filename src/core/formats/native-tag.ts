@@ -39,8 +39,8 @@ export function argumentsText(input: unknown): string {
 /**
  * The positions of the calls that came from each native block (or part), in order; `take(block)`
  * hands out the first not yet taken, -1 when none is left. Putting the calls of a message back
- * where their blocks stood costs one map lookup per block, not a search of every call (issue 12,
- * finding 3: a message of 10^5 calls).
+ * where their blocks stood costs one map lookup per block, not a search of every call (a message
+ * of 10^5 calls stays linear).
  */
 export function positionsByOrigin<T>(
   calls: readonly T[],

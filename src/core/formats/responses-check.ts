@@ -3,9 +3,10 @@ import { isRecord } from './native-tag.js';
 import { isMessageItem, itemType } from './responses-input.js';
 
 /**
- * The Responses `input` rules, worded as the API words them (CATALOGUE.md, provider
- * openai-responses; the texts match the catalogue's `match` patterns). Responses pairs by
- * call_id, not by position: an output may come anywhere after its call.
+ * The Responses `input` rules, worded as the API words them (the rule catalogue,
+ * test/fixtures/shared/rules.json, provider openai-responses; the texts match the catalogue's
+ * `match` patterns). Responses pairs by call_id, not by position: an output may come anywhere after
+ * its call.
  */
 export const RESPONSES_TEXT = {
   unanswered: (id: string) => `No tool output found for function call ${id}.`,

@@ -18,7 +18,7 @@ interface Slot {
 /**
  * Calls sharing an id (or lacking one), in call order, and the first of them still owed. Calls are
  * answered first owed first, so `next` only moves forward: each lookup costs amortised O(1), and a
- * block of 10^5 calls with one constant id pairs in linear time (issue 12, finding 3).
+ * block of 10^5 calls with one constant id pairs in linear time.
  */
 interface SlotQueue {
   slots: Slot[];
@@ -297,7 +297,8 @@ function emitBlock(
       previous.message.role === 'user' &&
       isSameUserMessage(previous.message.content, entry.message.content)
     ) {
-      // The same user message again, from inside the block: a crash-retry loop's leftover (seed 001).
+      // The same user message again, from inside the block: a crash-retry loop's leftover (as the
+      // DeepSeek Harness plugin dsh-messages-sanitizer describes it).
       context.note({
         kind: 'user-repeat-collapsed',
         index: entry.origin,

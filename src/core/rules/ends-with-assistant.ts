@@ -10,7 +10,7 @@ export const endsWithAssistant: Rule = {
   sources: [
     'CATALOGUE deepseek/ends-with-assistant: https://github.com/gptme/gptme/issues/467, https://github.com/BerriAI/litellm/issues/8090',
     'CATALOGUE mistral/ends-with-assistant: https://github.com/0xPlaygrounds/rig/issues/708',
-    'seed 000 evidence §5: a thinking-mode request ending with assistant is rejected with the reasoning_content text',
+    'NexForgeCLI 0.4.1 (a terminal agent for DeepSeek, nexforge-cli on PyPI), docs/evidence/session-marker-boundary_report.md §5: a thinking-mode request ending with assistant is rejected with the reasoning_content text',
   ],
   wording: {
     openai: () =>

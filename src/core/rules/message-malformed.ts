@@ -2,7 +2,7 @@ import type { Finding, Rule } from './rule.js';
 
 /**
  * An entry no provider can deserialise: not a message object with a string role, or content that
- * is neither a string, null, nor an array of content-part objects of a known type (issue 12: a
+ * is neither a string, null, nor an array of content-part objects of a known type (e.g. a
  * number, a boolean, an object, an array of arrays, a part of type 'bogus'). What the providers
  * accept: OpenAI's chat API reference types `content` as a string or an array of content parts
  * (text, image_url, input_audio, file; refusal on assistant turns), and answers anything else with

@@ -12,7 +12,7 @@ export const reasoningContentMissing: Rule = {
   sources: [
     'CATALOGUE deepseek/reasoning-content-missing: https://api-docs.deepseek.com/guides/thinking_mode, https://github.com/hotovo/aider-desk/issues/529',
     'CATALOGUE moonshot/reasoning-content-missing: https://github.com/bytedance/deer-flow/issues/3043',
-    'corpus 025, 026; seed 000 evidence §5',
+    'corpus 025, 026 (test/fixtures/shared/corpus); NexForgeCLI 0.4.1 (a terminal agent for DeepSeek, nexforge-cli on PyPI), docs/evidence/session-marker-boundary_report.md §5',
   ],
   wording: {
     openai: (f) =>

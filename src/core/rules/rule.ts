@@ -26,9 +26,9 @@ export interface RuleContext {
 }
 
 /**
- * One provider rule. `sources` cites the catalogue entries (`../shared/rules/CATALOGUE.md`,
- * provider/id) and their public sources. `wording` renders a finding as the provider words it;
- * a dialect without its own wording uses OpenAI's.
+ * One provider rule. `sources` cites the catalogue entries (provider/id of the catalogue whose
+ * copy is test/fixtures/shared/rules.json) and their public sources. `wording` renders a finding
+ * as the provider words it; a dialect without its own wording uses OpenAI's.
  */
 export interface Rule {
   id: RuleId;

@@ -10,7 +10,7 @@ export const toolResultNotAdjacent: Rule = {
   id: 'tool-result-not-adjacent',
   sources: [
     'CATALOGUE openai-chat/tool-result-not-adjacent: https://github.com/ogx-ai/ogx/pull/6367, https://github.com/leookun/cursor-byok/issues/307',
-    'seed 000 (NexForgeCLI 0.4.1): ghost messages wedged between tool_calls and results',
+    'NexForgeCLI 0.4.1 (a terminal agent for DeepSeek, nexforge-cli on PyPI): ghost messages wedged between tool_calls and results',
   ],
   wording: toolResultOrphan.wording,
 };

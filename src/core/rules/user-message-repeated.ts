@@ -3,13 +3,13 @@ import type { Rule } from './rule.js';
 
 /**
  * Not a provider rule: the same user message twice in a row, as a crash-retry loop leaves it
- * (seed 001: duplicate user messages between the orphan call and the injection point). Checked
- * only at level 'strongest', where a heal folds them.
+ * (the DeepSeek Harness plugin dsh-messages-sanitizer reports duplicate user messages between the
+ * orphan call and the injection point). Checked only at level 'strongest', where a heal folds them.
  */
 export const userMessageRepeated: Rule = {
   id: 'user-message-repeated',
   sources: [
-    'seed 001 (dsh-messages-sanitizer layer 3: fold duplicate user messages)',
+    'dsh-messages-sanitizer (a DeepSeek Harness plugin; its third defence, agent/request-error, folds duplicate user messages)',
     'corpus 004: https://github.com/aws-samples/bedrock-access-gateway/issues/25',
   ],
   wording: { openai: (f) => `messages[${f.index}] repeats the user message at messages[${f.index - 1}]` },
