@@ -44,6 +44,17 @@ export function startUpstream(options: { sseGapMs?: number } = {}): Promise<Serv
     incoming.resume();
     incoming.on('end', () => {
       if (incoming.url?.includes('/v1/messages') === true) return answerAnthropic(incoming.url, outgoing, options);
+      if (incoming.url?.includes('alt=sse') === true) {
+        // Gemini's `:streamGenerateContent?alt=sse`: one candidate chunk at once, the last after the gap.
+        outgoing.writeHead(200, { 'content-type': 'text/event-stream' });
+        outgoing.write(
+          'data: {"candidates":[{"content":{"parts":[{"text":"first"}],"role":"model"},"index":0}]}\r\n\r\n',
+        );
+        const last =
+          '{"candidates":[{"content":{"parts":[{"text":"."}],"role":"model"},"finishReason":"STOP","index":0}]}';
+        setTimeout(() => outgoing.end(`data: ${last}\r\n\r\n`), options.sseGapMs ?? 20);
+        return;
+      }
       if (incoming.url?.includes('sse=1')) {
         outgoing.writeHead(200, { 'content-type': 'text/event-stream' });
         outgoing.write('data: {"choices":[{"delta":{"content":"first"}}]}\n\n');

@@ -1,8 +1,10 @@
 /**
  * Load test on loopback (not part of `npm test` or `npm run bench`): `npm run load`.
  * 64 concurrent connections for 30 s through a real `unstuck proxy` process to the strict
- * emulator, on both wires (chat completions and Anthropic Messages, as Claude Code sends them:
- * `/v1/messages?beta=true`); half the requests carry a broken history the proxy must repair, half stream.
+ * emulator, on all four wires (chat completions; Anthropic Messages as Claude Code sends them,
+ * `/v1/messages?beta=true`; OpenAI Responses as Codex does, `/v1/responses`; Gemini as Gemini CLI
+ * does, `:generateContent` and `:streamGenerateContent?alt=sse`, the key in `x-goog-api-key` or
+ * `?key=`); half the requests carry a broken history the proxy must repair, half stream.
  * Passes (exit 0) when there are 0 errors, 0 timeouts, 0 non-2xx answers and the emulator saw
  * only valid requests.
  */
@@ -74,6 +76,36 @@ const anthropicBodies = [
   { model: 'claude-sonnet-4-5', max_tokens: 64, messages: anthropicValid, stream: true },
 ].map((body) => JSON.stringify(body));
 
+const functionCall = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'exec_command', arguments: '{}' };
+const responsesValid = [
+  { role: 'user', content: 'list the files' },
+  functionCall,
+  { type: 'function_call_output', call_id: 'call_1', output: 'a.txt' },
+];
+const responsesBroken = [{ role: 'user', content: 'list the files' }, functionCall, { role: 'user', content: 'stop' }];
+const responsesBodies = [
+  { model: 'gpt-5-codex', input: responsesValid },
+  { model: 'gpt-5-codex', input: responsesBroken },
+  { model: 'gpt-5-codex', input: responsesBroken, stream: true },
+  { model: 'gpt-5-codex', input: responsesValid, stream: true },
+].map((body) => JSON.stringify(body));
+
+const ask = { role: 'user', parts: [{ text: 'read notes.md' }] };
+const geminiCall = { role: 'model', parts: [{ functionCall: { name: 'read_file', args: { path: 'notes.md' } } }] };
+const geminiResponse = {
+  role: 'user',
+  parts: [{ functionResponse: { name: 'read_file', response: { output: '42' } } }],
+};
+const geminiValid = JSON.stringify({ contents: [ask, geminiCall, geminiResponse] });
+const geminiBroken = JSON.stringify({ contents: [ask, geminiCall, ask] });
+const GEMINI = '/v1beta/models/gemini-2.5-pro';
+const geminiRequests: [string, Record<string, string>, string][] = [
+  [`${GEMINI}:generateContent`, { 'x-goog-api-key': 'AIza-load' }, geminiValid],
+  [`${GEMINI}:generateContent?key=AIza-load`, {}, geminiBroken],
+  [`${GEMINI}:streamGenerateContent?alt=sse`, { 'x-goog-api-key': 'AIza-load' }, geminiBroken],
+  [`${GEMINI}:streamGenerateContent?alt=sse&key=AIza-load`, {}, geminiValid],
+];
+
 const result = await autocannon({
   url: `${proxyUrl}/v1/chat/completions`,
   connections: 64,
@@ -91,18 +123,34 @@ const result = await autocannon({
       headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-load', 'anthropic-version': '2023-06-01' },
       body,
     })),
+    ...responsesBodies.map((body) => ({
+      method: 'POST' as const,
+      path: '/v1/responses',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-load' },
+      body,
+    })),
+    ...geminiRequests.map(([path, headers, body]) => ({
+      method: 'POST' as const,
+      path,
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    })),
   ],
 });
 const invalid = emulator.requests.filter((request) => request.violations.length > 0).length;
 const byWire = (wire: string): number => emulator.requests.filter((request) => request.wire === wire).length;
 console.log(
-  `load: 64 connections, ${seconds} s: ${result.requests.total} requests, ${result.requests.average.toFixed(0)} req/s, latency p50 ${result.latency.p50} ms p99 ${result.latency.p99} ms, errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}, invalid requests seen upstream ${invalid} (of ${byWire('chat')} chat, ${byWire('anthropic')} anthropic), log lines ${logLines}`,
+  `load: 64 connections, ${seconds} s: ${result.requests.total} requests, ${result.requests.average.toFixed(0)} req/s, latency p50 ${result.latency.p50} ms p99 ${result.latency.p99} ms, errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}, invalid requests seen upstream ${invalid} (of ${byWire('chat')} chat, ${byWire('anthropic')} anthropic, ${byWire('responses')} responses, ${byWire('gemini')} gemini), log lines ${logLines}`,
 );
 const exited = new Promise((resolve) => child.once('exit', resolve));
 child.kill('SIGTERM');
 await exited;
 await upstream.close();
 process.exitCode =
-  result.errors === 0 && result.timeouts === 0 && result.non2xx === 0 && invalid === 0 && byWire('anthropic') > 0
+  result.errors === 0 &&
+  result.timeouts === 0 &&
+  result.non2xx === 0 &&
+  invalid === 0 &&
+  ['anthropic', 'responses', 'gemini'].every((wire) => byWire(wire) > 0)
     ? 0
     : 1;

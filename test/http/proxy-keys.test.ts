@@ -149,3 +149,93 @@ test('no key form reaches a log line, /metrics or an error body, through repairs
   assert.match(logs, /"path":"\/v1beta\/models\/gemini-2\.5-pro:generateContent\?alt=sse&key=REDACTED"/);
   assert.match(logs, /"path":"\/v1\/messages\?beta=true"/);
 });
+
+const responsesCall = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'exec_command', arguments: '{}' };
+const geminiAsk = { role: 'user', parts: [{ text: 'read notes.md' }] };
+const geminiCall = { role: 'model', parts: [{ functionCall: { name: 'read_file', args: { path: 'notes.md' } } }] };
+
+test('on the Responses and Gemini wires too: Bearer, x-goog-api-key and ?key= never in a log line, /metrics or an error body', async () => {
+  const emulator = createEmulator({ wires: ['responses', 'gemini'] });
+  const server = await emulator.listen();
+  stops.push(server.close);
+  const proxy = await startProxy([
+    '--upstream',
+    `responses=${server.url}`,
+    '--upstream',
+    `gemini=${server.url}`,
+    '--max-body-bytes',
+    '4000',
+  ]);
+  const dead = await startProxy(['--upstream', 'http://127.0.0.1:9']);
+
+  const errorBodies: string[] = [];
+  const send = async (base: string, path: string, headers: Record<string, string>, body: unknown) => {
+    const response = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status >= 400) errorBodies.push(text);
+    return response.status;
+  };
+  const forms: [string, Record<string, string>, string, (broken: boolean) => unknown][] = [
+    [
+      'bearer',
+      { authorization: `Bearer ${KEYS.bearer}` },
+      '/v1/responses',
+      (broken) => ({ model: 'gpt-5', input: broken ? [{ role: 'user', content: 'ls' }, responsesCall] : [] }),
+    ],
+    [
+      'x-goog-api-key',
+      { 'x-goog-api-key': KEYS.goog },
+      '/v1beta/models/gemini-2.5-pro:generateContent',
+      (broken) => ({ contents: broken ? [geminiAsk, geminiCall, geminiAsk] : [] }),
+    ],
+    [
+      'key=',
+      {},
+      `/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse&key=${KEYS.query}`,
+      (broken) => ({ contents: broken ? [geminiAsk, geminiCall, geminiAsk] : [] }),
+    ],
+  ];
+  for (const [form, headers, path, body] of forms) {
+    const before = emulator.requests.length;
+    assert.equal(await send(proxy.url, path, headers, body(true)), 200, `${form}: repaired and answered`);
+    assert.deepEqual(
+      emulator.requests.slice(before).map((request) => request.violations),
+      [[]],
+    );
+    assert.equal(await send(proxy.url, path, headers, { ...(body(true) as object), pad: 'x'.repeat(5000) }), 413);
+    assert.equal(await send(dead.url, path, headers, body(true)), 502);
+  }
+  // A reasoning item whose following item is missing: repaired too (the emulator would say
+  // `Item 'rs_1' of type 'reasoning' was provided without its required following item.`).
+  const orphanReasoning = {
+    model: 'gpt-5',
+    input: [
+      { role: 'user', content: 'x' },
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+    ],
+  };
+  assert.equal(await send(proxy.url, forms[0]![2], forms[0]![1], orphanReasoning), 200);
+  // 400s the proxy reads whole for the heal decision (the body is the wire's shape) and sends back
+  // as they came: a Responses request without its model, an empty Gemini `contents`.
+  assert.equal(await send(proxy.url, forms[0]![2], forms[0]![1], { input: [{ role: 'user', content: 'x' }] }), 400);
+  assert.equal(await send(proxy.url, forms[1]![2], forms[1]![1], forms[1]![3](false)), 400);
+  assert.equal(await send(proxy.url, forms[2]![2], forms[2]![1], forms[2]![3](false)), 400);
+
+  const metrics = await scrapeUntil(`${proxy.url}/metrics`, /wire="gemini"/);
+  const deadMetrics = await scrapeUntil(`${dead.url}/metrics`, /upstream_failures_total\{kind="unreachable"/);
+  const logs = proxy.stderr() + dead.stderr();
+  assert.match(logs, /"wire":"responses"/);
+  assert.match(logs, /"wire":"gemini"/);
+  assert.ok(errorBodies.length >= 9, `${errorBodies.length} error bodies`);
+  for (const form of ['bearer', 'goog', 'query'] as const) {
+    const key = KEYS[form];
+    assert.ok(!logs.includes(key), `${form} key in a log line`);
+    assert.ok(!metrics.includes(key) && !deadMetrics.includes(key), `${form} key in /metrics`);
+    for (const body of errorBodies) assert.ok(!body.includes(key), `${form} key in an error body: ${body}`);
+  }
+  assert.match(logs, /"path":"\/v1beta\/models\/gemini-2\.5-pro:streamGenerateContent\?alt=sse&key=REDACTED"/);
+});
