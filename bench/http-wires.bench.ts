@@ -1,14 +1,14 @@
 /**
- * The proxy's cost on the OpenAI Responses and Gemini wires, in one run, by the method of
- * http-anthropic.bench.ts: `unstuck proxy` against the bare Node pass-through (http-fixtures.ts)
- * on the same path — `POST /v1/responses` (as Codex sends it) and
- * `POST /v1beta/models/m:generateContent` (as Gemini CLI does; the first SSE byte on
- * `:streamGenerateContent?alt=sse`) — interleaved request by request: added p50/p99 for a
- * 10-call tool loop and a ~1 MB session, the first SSE byte added (the upstream sends one event at
- * once, the rest 30 ms later), and throughput at 64 connections in alternating rounds. Also the
- * proxy on its generic `(Request) => Response` path (routes to several origins). Each proxy runs in
- * its own process, bundled with esbuild. The upstream answers with a fixed body (its shape is not
- * what is measured: the proxy relays answers as they come).
+ * The proxy's cost on the native wires, in one run: `unstuck proxy` against the bare Node
+ * pass-through (http-fixtures.ts) on the same path — `POST /v1/messages?beta=true` (as Claude Code
+ * sends it), `POST /v1/responses` (as Codex does) and `POST /v1beta/models/m:generateContent` (as
+ * Gemini CLI does; the first SSE byte on `:streamGenerateContent?alt=sse`) — interleaved request by
+ * request: added p50/p99 for a 10-call tool loop and a ~1 MB session, the first SSE byte added (the
+ * upstream sends one event at once, the rest 30 ms later), and throughput at 64 connections in
+ * alternating rounds. Also the proxy on its generic `(Request) => Response` path (routes to several
+ * origins). Each proxy runs in its own process, bundled with esbuild. The upstream answers with a
+ * fixed body (its shape is not what is measured: the proxy relays answers as they come). The chat
+ * wire has its own bench, http.bench.ts.
  * Run: node --import tsx bench/http-wires.bench.ts
  */
 import { fork } from 'node:child_process';
@@ -60,6 +60,26 @@ async function startChild(kind: 'unstuck' | 'unstuck-generic' | 'baseline', upst
 }
 
 const FILE = 'export function compute(input: number): number {\n  return input * 2 + 1;\n}\n'.repeat(12);
+
+/** A Claude Code-like tool loop, valid as sent: a question, then `turns` tool_use / tool_result pairs. */
+function anthropicBody(options: { turns?: number; bytes?: number }): string {
+  const messages: unknown[] = [{ role: 'user', content: 'Fix the failing test in src/app.ts' }];
+  let size = 0;
+  for (let turn = 0; turn < (options.turns ?? Infinity) && size < (options.bytes ?? Infinity); turn += 1) {
+    const id = `toolu_${String(turn).padStart(4, '0')}`;
+    const call = {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: `Reading file ${turn}.` },
+        { type: 'tool_use', id, name: 'Read', input: { file_path: `src/module-${turn}.ts` } },
+      ],
+    };
+    const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: FILE }] };
+    messages.push(call, result);
+    size += JSON.stringify(call).length + JSON.stringify(result).length;
+  }
+  return JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages });
+}
 
 /** A Codex-like Responses tool loop, valid as sent: a question, then `turns` function_call / function_call_output pairs. */
 function responsesBody(options: { turns?: number; bytes?: number }): string {
@@ -145,6 +165,13 @@ async function throughput(target: ChildProxy, path: string, headers: Record<stri
 
 const log = (line: string): void => console.log(line);
 const WIRES = [
+  {
+    name: 'anthropic',
+    path: '/v1/messages?beta=true',
+    ssePath: '/v1/messages?beta=true&sse=1',
+    headers: { 'x-api-key': 'sk-ant-bench', 'anthropic-version': '2023-06-01' },
+    body: anthropicBody,
+  },
   {
     name: 'responses',
     path: '/v1/responses',
