@@ -187,6 +187,7 @@ export async function runCodex(options: AgentRunOptions): Promise<string[]> {
       await relay.close();
     }
     if (options.proxy !== undefined) {
+      log('codex 6. the resumes that got the 400, again through the real `unstuck proxy --upstream <emulator>`');
       const proxy = await options.proxy(server.url);
       try {
         await resumeThrough(harness, outcomes, proxy.url, proxy.label, pending);
