@@ -171,7 +171,14 @@ async function main(): Promise<number> {
         sent: boolean;
       }[] = [];
       for (const poisoning of poisonings) {
-        const poisoned = poisoning.apply(original);
+        let poisoned: ReturnType<Poisoning['apply']>;
+        try {
+          poisoned = poisoning.apply(original);
+        } catch (error) {
+          // This session has no line of the kind the poisoning edits (e.g. no api-request-blob): skip it, say so.
+          log(`   ${poisoning.name}: skipped: ${error instanceof Error ? error.message : String(error)}`);
+          continue;
+        }
         await writeFile(file, poisoned.text);
         const before = seen.length;
         pending = answerPending(emulator, pending);
