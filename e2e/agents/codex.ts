@@ -241,12 +241,26 @@ export async function runCodex(options: AgentRunOptions): Promise<string[]> {
           file: freshFile,
           original: freshOriginal,
           resume: async () => {
-            const run = await runAgent(process.execPath, [unstuckMain, 'run', '--', codex, ...resumeArgs], {
-              cwd: work,
-              env: { ...builtIn, OPENAI_BASE_URL: `${server.url}/v1` },
-            });
+            const proxyLog = join(root, 'unstuck-run.log');
+            await rm(proxyLog, { force: true });
+            const run = await runAgent(
+              process.execPath,
+              [unstuckMain, 'run', '--log', proxyLog, '--', codex, ...resumeArgs],
+              { cwd: work, env: { ...builtIn, OPENAI_BASE_URL: `${server.url}/v1` } },
+            );
             const summary = run.stderr.split('\n').find((line) => line.startsWith('unstuck: repaired'));
             log(`      stderr: ${summary ?? '(no summary line)'}`);
+            // What went through the proxy (its log has method, path, status; never contents or keys).
+            const through = existsSync(proxyLog)
+              ? (await readFile(proxyLog, 'utf8'))
+                  .split('\n')
+                  .filter(Boolean)
+                  .map((line) => {
+                    const entry = JSON.parse(line) as { method?: string; path?: string; status?: number };
+                    return `${entry.method ?? '?'} ${entry.path ?? '?'} ${entry.status ?? '?'}`;
+                  })
+              : [];
+            log(`      through the proxy: ${through.join(', ') || 'nothing'}`);
             return toResumed(run);
           },
         };
