@@ -14,6 +14,7 @@ import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
 import { createPending, resumePoisoned, resumeThrough } from './resume-poisoned.js';
 import { relayThrough } from './sanitizing-relay.js';
 import { saveAgentFixtures } from './save-fixtures.js';
+import { unstuckMain } from './unstuck-proxy.js';
 
 /**
  * The real Codex CLI against the emulator's Responses wire, offline (run.ts puts it in a network
@@ -187,11 +188,87 @@ export async function runCodex(options: AgentRunOptions): Promise<string[]> {
       await relay.close();
     }
     if (options.proxy !== undefined) {
+      log('codex 6. the resumes that got the 400, again through the real `unstuck proxy --upstream <emulator>`');
       const proxy = await options.proxy(server.url);
       try {
         await resumeThrough(harness, outcomes, proxy.url, proxy.label, pending);
       } finally {
         await proxy.close();
+      }
+    }
+
+    log(
+      "codex 7. Codex's built-in `openai` provider (config.toml names no model_provider): a new session with only `-c openai_base_url=<emulator>/v1` (the override unstuck run passes), then its poisonings resumed with `unstuck run -- codex …` (OPENAI_BASE_URL at the emulator: the upstream unstuck run keeps)",
+    );
+    {
+      await writeFile(
+        join(home, 'config.toml'),
+        ['model = "gpt-5-codex"', 'check_for_update_on_startup = false', ''].join('\n'),
+      );
+      const builtIn: NodeJS.ProcessEnv = {
+        ...env,
+        CODEX_API_KEY: 'sk-e2e-dummy-key',
+        OPENAI_API_KEY: 'sk-e2e-dummy-key',
+      };
+      const before = seen.length;
+      emulator.push(
+        { toolCalls: [{ name: 'exec_command', arguments: JSON.stringify({ cmd: 'cat notes.txt' }) }] },
+        { text: 'The file says the secret word is lighthouse.' },
+      );
+      const fresh = await runAgent(
+        codex,
+        ['-c', `openai_base_url=${JSON.stringify(`${server.url}/v1`)}`, ...EXEC, 'What does notes.txt say?'],
+        { cwd: work, env: builtIn, timeoutMs: 120_000 },
+      );
+      const generated = seen.slice(before).filter((request) => request.path.endsWith('/responses'));
+      log(
+        `   exit ${fresh.code}; the emulator saw ${seen
+          .slice(before)
+          .map((request) => `${request.path} ${request.status}`)
+          .join(', ')}; answer ${JSON.stringify(fresh.stdout.trim() || toResumed(fresh).said)}`,
+      );
+      expect(
+        fresh.code === 0 && generated.length === 2,
+        'with only `-c openai_base_url=…` the built-in provider talks to the emulator (the override unstuck run passes works)',
+      );
+      const freshId = /session id: (\S+)/.exec(fresh.stderr)?.[1];
+      const freshFile = freshId === undefined ? undefined : await findRollout(home, freshId);
+      if (freshId !== undefined && freshFile !== undefined) {
+        const freshOriginal = await readFile(freshFile, 'utf8');
+        const resumeArgs = [...EXEC, 'resume', freshId, 'Say it again.'];
+        const runHarness: Harness = {
+          ...harness,
+          file: freshFile,
+          original: freshOriginal,
+          resume: async () => {
+            const proxyLog = join(root, 'unstuck-run.log');
+            await rm(proxyLog, { force: true });
+            const run = await runAgent(
+              process.execPath,
+              [unstuckMain, 'run', '--log', proxyLog, '--', codex, ...resumeArgs],
+              { cwd: work, env: { ...builtIn, OPENAI_BASE_URL: `${server.url}/v1` } },
+            );
+            const summary = run.stderr.split('\n').find((line) => line.startsWith('unstuck: repaired'));
+            log(`      stderr: ${summary ?? '(no summary line)'}`);
+            // What went through the proxy (its log has method, path, status; never contents or keys).
+            const through = existsSync(proxyLog)
+              ? (await readFile(proxyLog, 'utf8'))
+                  .split('\n')
+                  .filter(Boolean)
+                  .map((line) => {
+                    const entry = JSON.parse(line) as { method?: string; path?: string; status?: number };
+                    return `${entry.method ?? '?'} ${entry.path ?? '?'} ${entry.status ?? '?'}`;
+                  })
+              : [];
+            log(`      through the proxy: ${through.join(', ') || 'nothing'}`);
+            return toResumed(run);
+          },
+        };
+        const poisonedAgain = outcomes.map((outcome) => ({
+          ...outcome,
+          text: outcome.poisoning.apply(freshOriginal).text,
+        }));
+        await resumeThrough(runHarness, poisonedAgain, server.url, 'unstuck run', pending);
       }
     }
 

@@ -15,6 +15,7 @@ import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
 import { createPending, resumePoisoned, resumeThrough } from './resume-poisoned.js';
 import { relayThrough } from './sanitizing-relay.js';
 import { saveAgentFixtures } from './save-fixtures.js';
+import { unstuckMain } from './unstuck-proxy.js';
 
 /**
  * The real Gemini CLI against the emulator's Gemini wire, offline (run.ts puts it in a network
@@ -73,20 +74,25 @@ export async function runGeminiCli(options: AgentRunOptions): Promise<string[]> 
     },
   });
   const server = await emulator.listen({ host: '127.0.0.1' });
-  const run = (args: string[], baseUrl: string): Promise<AgentProcess> =>
-    runAgent(gemini, [...args, ...FLAGS], {
-      cwd: work,
-      env: {
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        HOME: home,
-        TMPDIR: join(root, 'tmp'),
-        LANG: 'C.UTF-8',
-        NO_COLOR: '1',
-        GEMINI_API_KEY: 'e2e-dummy-key',
-        GOOGLE_GEMINI_BASE_URL: baseUrl,
-        GEMINI_CLI_TRUST_WORKSPACE: 'true',
+  /** `throughUnstuckRun`: `unstuck run -- gemini …` (the built dist/cli/main.js), `baseUrl` the upstream it keeps. */
+  const run = (args: string[], baseUrl: string, throughUnstuckRun = false): Promise<AgentProcess> =>
+    runAgent(
+      throughUnstuckRun ? process.execPath : gemini,
+      throughUnstuckRun ? [unstuckMain, 'run', '--', gemini, ...args, ...FLAGS] : [...args, ...FLAGS],
+      {
+        cwd: work,
+        env: {
+          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+          HOME: home,
+          TMPDIR: join(root, 'tmp'),
+          LANG: 'C.UTF-8',
+          NO_COLOR: '1',
+          GEMINI_API_KEY: 'e2e-dummy-key',
+          GOOGLE_GEMINI_BASE_URL: baseUrl,
+          GEMINI_CLI_TRUST_WORKSPACE: 'true',
+        },
       },
-    });
+    );
   try {
     log(
       `gemini-cli ${(await runAgent(gemini, ['--version'], { cwd: work, env: { PATH: process.env['PATH'], HOME: home } })).stdout.trim()}`,
@@ -147,6 +153,7 @@ export async function runGeminiCli(options: AgentRunOptions): Promise<string[]> 
       await relay.close();
     }
     if (options.proxy !== undefined) {
+      log('gemini-cli 3b. the resumes that got the 400, again through the real `unstuck proxy --upstream <emulator>`');
       const proxy = await options.proxy(server.url);
       try {
         await resumeThrough(harness, outcomes, proxy.url, proxy.label, pending);
@@ -154,6 +161,24 @@ export async function runGeminiCli(options: AgentRunOptions): Promise<string[]> 
         await proxy.close();
       }
     }
+    log(
+      'gemini-cli 3c. the resumes that got the 400, again with `unstuck run -- gemini …` (GOOGLE_GEMINI_BASE_URL at the emulator: the upstream unstuck run keeps)',
+    );
+    await resumeThrough(
+      {
+        ...harness,
+        resume: async (baseUrl) => {
+          const resumed = await run(['-p', 'Say it again.', '--resume', 'latest'], baseUrl, true);
+          const summary = resumed.stderr.split('\n').find((line) => line.startsWith('unstuck: repaired'));
+          log(`      stderr: ${summary ?? '(no summary line)'}`);
+          return toResumed(resumed);
+        },
+      },
+      outcomes,
+      server.url,
+      'unstuck run',
+      pending,
+    );
 
     log('gemini-cli 4. parallel calls: two read_file calls in one answer, then text (a second session)');
     const parallelBefore = seen.length;

@@ -2,8 +2,9 @@
  * `npm run e2e:agents`: the real Claude Code against the unstuck emulator's Anthropic wire, offline;
  * then Codex CLI (Responses wire, codex.ts) and Gemini CLI (Gemini wire, gemini-cli.ts). `--agent
  * claude-code|codex|gemini-cli` (repeatable) runs only those. Codex and Gemini CLI take a `proxy`
- * option (resume-poisoned.ts AgentRunOptions): once `unstuck proxy` serves their wires, passing a
- * function that starts it in front of the emulator adds the through-the-proxy resumes.
+ * option (resume-poisoned.ts AgentRunOptions): run.ts passes one that starts the real `unstuck proxy`
+ * process (dist/cli/main.js, unstuck-proxy.ts) in front of the emulator, so the resumes that got
+ * the 400 are resumed once more through it.
  *
  * 1. Installs e2e/agents' pinned `@anthropic-ai/claude-code` (its own lockfile) when it is missing.
  * 2. Re-runs itself inside `unshare -n` (a network namespace with only loopback, brought up inside),
@@ -40,6 +41,7 @@ import { runGeminiCli } from './gemini-cli.js';
 import type { Poisoning } from './poison.js';
 import { poisonings } from './poison.js';
 import { relayThrough } from './sanitizing-relay.js';
+import { startUnstuckProxy } from './unstuck-proxy.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const fixtures = fileURLToPath(new URL('../../test/fixtures/agents/claude-code/', import.meta.url));
@@ -98,8 +100,9 @@ async function main(): Promise<number> {
   );
   const selected = selectedAgents();
   const others: string[] = [];
-  if (selected.has('codex')) others.push(...(await runCodex({ log, saveFixtures })));
-  if (selected.has('gemini-cli')) others.push(...(await runGeminiCli({ log, saveFixtures })));
+  const proxy = (upstream: string) => startUnstuckProxy(upstream, log);
+  if (selected.has('codex')) others.push(...(await runCodex({ log, saveFixtures, proxy })));
+  if (selected.has('gemini-cli')) others.push(...(await runGeminiCli({ log, saveFixtures, proxy })));
   if (!selected.has('claude-code')) return report(others);
   log(`claude ${run(claude, ['--version']).trim()}`);
 
@@ -168,7 +171,14 @@ async function main(): Promise<number> {
         sent: boolean;
       }[] = [];
       for (const poisoning of poisonings) {
-        const poisoned = poisoning.apply(original);
+        let poisoned: ReturnType<Poisoning['apply']>;
+        try {
+          poisoned = poisoning.apply(original);
+        } catch (error) {
+          // This session has no line of the kind the poisoning edits (e.g. no api-request-blob): skip it, say so.
+          log(`   ${poisoning.name}: skipped: ${error instanceof Error ? error.message : String(error)}`);
+          continue;
+        }
         await writeFile(file, poisoned.text);
         const before = seen.length;
         pending = answerPending(emulator, pending);
