@@ -3,6 +3,9 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
+import OpenAI from 'openai';
 import type { ProxyLogEntry } from '../../src/http/index.js';
 import { createProxyHandler, serveHandler, serveProxy } from '../../src/http/index.js';
 
@@ -76,4 +79,47 @@ for (const [name, serve] of Object.entries(carriers)) {
 
 test('a token too short to be a secret is refused when the proxy is built', () => {
   assert.throws(() => createProxyHandler({ upstream: upstreamUrl, pathToken: 'abc' }), /pathToken must be 16 or more/);
+});
+
+test("the SDKs behind the agents keep the token's path prefix of their base URL", async () => {
+  // Claude Code (Anthropic SDK, ANTHROPIC_BASE_URL), Qwen Code and OpenAI-compatible tools (OpenAI
+  // SDK, OPENAI_BASE_URL with /v1), Gemini CLI (@google/genai, GOOGLE_GEMINI_BASE_URL): each appends
+  // its path to the base URL's path, so `/t/<token>` reaches the proxy in front of every request.
+  seen.length = 0;
+  const proxy = await serveProxy({ upstream: upstreamUrl, pathToken: TOKEN }, { host: '127.0.0.1', port: 0 });
+  try {
+    const base = `${proxy.url}/t/${TOKEN}`;
+    const quiet = async (call: () => Promise<unknown>) => {
+      try {
+        await call();
+      } catch {
+        // The upstream answers `{}`: an SDK may reject it as a response; only the path it sent matters here.
+      }
+    };
+    await quiet(() =>
+      new Anthropic({ baseURL: base, apiKey: 'k', maxRetries: 0 }).messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 8,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
+    await quiet(() =>
+      new OpenAI({ baseURL: `${base}/v1`, apiKey: 'k', maxRetries: 0 }).chat.completions.create({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
+    await quiet(() =>
+      new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: base } }).models.generateContent({
+        model: 'gemini-2.5-flash',
+        contents: 'hi',
+      }),
+    );
+    assert.deepEqual(
+      seen.map((url) => url.split('?')[0]),
+      ['/base/v1/messages', '/base/v1/chat/completions', '/base/v1beta/models/gemini-2.5-flash:generateContent'],
+    );
+  } finally {
+    await proxy.close();
+  }
 });
