@@ -10,6 +10,8 @@ export interface StartProxyOptions extends ServeOptions {
   maxBodyBytes?: number;
   upstreamTimeoutMs?: number;
   logBodies?: boolean;
+  /** See `ProxyOptions.pathToken`: requests without `/t/<token>` in front of their path get a 403. */
+  pathToken?: string;
   log: (entry: ProxyLogEntry) => void;
 }
 
@@ -19,7 +21,7 @@ export interface StartProxyOptions extends ServeOptions {
  * proxy a wrapped agent talks to is the very one `unstuck proxy` runs.
  */
 export async function startProxy(options: StartProxyOptions): Promise<ServingProxy> {
-  const { upstream, routes, profile, maxBodyBytes, upstreamTimeoutMs, logBodies, log, ...serve } = options;
+  const { upstream, routes, profile, maxBodyBytes, upstreamTimeoutMs, logBodies, pathToken, log, ...serve } = options;
   return serveProxy(
     {
       ...(upstream === undefined ? {} : { upstream: upstream.href }),
@@ -27,6 +29,7 @@ export async function startProxy(options: StartProxyOptions): Promise<ServingPro
       ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
       ...(upstreamTimeoutMs === undefined ? {} : { upstreamTimeoutMs }),
       logBodies: logBodies === true,
+      ...(pathToken === undefined ? {} : { pathToken }),
       ...(profile === undefined ? {} : { profile }),
       log,
     },

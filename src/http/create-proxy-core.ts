@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { Profile, ProfileName, RuleId } from '../core/index.js';
 import type { RawHeaders } from './forward-headers.js';
 import { clientRawHeaders, upstreamRawHeaders } from './forward-headers.js';
@@ -58,6 +59,13 @@ export interface ProxyOptions {
   logBodies?: boolean;
   log?: (entry: ProxyLogEntry) => void;
   metrics?: ProxyMetrics;
+  /**
+   * A secret every request must carry as its path's first segments, `/t/<token>/…` (stripped before
+   * the request is routed and forwarded; never logged). A request without it gets a 403 in its wire's
+   * error shape and never reaches the upstream, `/healthz` and `/metrics` included. `unstuck run` sets
+   * it so that only the agent it started, which alone was given the base URL, can use its proxy.
+   */
+  pathToken?: string;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -151,6 +159,7 @@ interface Settings {
   readonly repair: { profile: ProfileName | Profile | undefined; policy: RepairPolicy | undefined };
   readonly logBodies: boolean;
   readonly log: ((entry: ProxyLogEntry) => void) | undefined;
+  readonly pathToken: Buffer | undefined;
 }
 
 function routeOf(upstream: string): Route & { url: URL } {
@@ -174,6 +183,7 @@ export function createProxyCore(options: ProxyOptions): ProxyCore {
     repair: { profile: options.profile, policy: options.policy },
     logBodies: options.logBodies === true,
     log: options.log,
+    pathToken: tokenOf(options.pathToken),
   };
   return {
     metrics: settings.metrics,
@@ -210,14 +220,17 @@ class Exchange implements ProxyExchange {
 
   constructor(settings: Settings, method: string, href: string, requestId: string | null | undefined) {
     this.#settings = settings;
-    const [pathname, search] = targetOf(href); // throws on a target that is no URL: the adapter answers 400
+    const [target, search] = targetOf(href); // throws on a target that is no URL: the adapter answers 400
+    const [pathname, logged, admitted] =
+      settings.pathToken === undefined ? [target, target, true] : admit(target, settings.pathToken);
     this.#wire = wireOfPath(pathname);
     this.#repairs = method === 'POST' ? this.#wire : undefined;
     this.#label = this.#wire?.name ?? 'other';
     this.entry = {
       id: idOf(requestId),
       method,
-      path: search === '' ? pathname : redactTarget(pathname, search),
+      // The token is not logged: an admitted request logs the path after it, a refused one `/t/[redacted]/…`.
+      path: search === '' ? logged : redactTarget(logged, search),
       wire: this.#wire?.name, // always present (undefined is left out of the line): one object shape for every entry
       status: 0,
       rules: [],
@@ -233,8 +246,10 @@ class Exchange implements ProxyExchange {
     this.url = `${this.#origin}${this.upstreamPath}`;
     this.maxBodyBytes = settings.maxBodyBytes;
     this.timeoutMs = settings.timeoutMs;
-    this.isMetrics = method === 'GET' && pathname === '/metrics';
-    if (method === 'GET' && pathname === '/healthz')
+    this.isMetrics = admitted && method === 'GET' && pathname === '/metrics';
+    if (!admitted)
+      this.local = this.#error(403, 'unstuck proxy: this proxy serves only the agent it was started for', 'forbidden');
+    else if (method === 'GET' && pathname === '/healthz')
       this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
     else if (this.isMetrics)
       this.local = {
@@ -386,6 +401,29 @@ class Exchange implements ProxyExchange {
       // A broken log sink must not break the proxy.
     }
   }
+}
+
+const TOKEN_PREFIX = '/t/';
+
+function tokenOf(token: string | undefined): Buffer | undefined {
+  if (token === undefined) return undefined;
+  if (!/^[\w-]{16,}$/.test(token))
+    throw new TypeError('createProxyCore: pathToken must be 16 or more URL-safe characters');
+  return Buffer.from(token);
+}
+
+/**
+ * Splits `/t/<token>/rest` into `/rest` (routed, and told by its wire), the path to log, and whether
+ * the token is the proxy's (compared in constant time). A path without a token segment is refused
+ * as it is; a wrong token is refused and logged with the segment redacted.
+ */
+function admit(pathname: string, token: Buffer): [string, string, boolean] {
+  if (!pathname.startsWith(TOKEN_PREFIX)) return [pathname, pathname, false];
+  const end = pathname.indexOf('/', TOKEN_PREFIX.length);
+  const given = Buffer.from(pathname.slice(TOKEN_PREFIX.length, end === -1 ? undefined : end));
+  const rest = end === -1 ? '/' : pathname.slice(end);
+  const matches = given.length === token.length && timingSafeEqual(given, token);
+  return matches ? [rest, rest, true] : [rest, `${TOKEN_PREFIX}[redacted]${rest === '/' ? '' : rest}`, false];
 }
 
 /** Request ids this process makes: unique per process start, cheaper than a UUID per request. */

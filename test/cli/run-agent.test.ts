@@ -159,7 +159,7 @@ test("the variable's previous value becomes the upstream; the agent keeps its pa
     OPENAI_BASE_URL: `${upstream.url}/v1`,
   });
   const pointed = (JSON.parse(result.stdout) as { OPENAI_BASE_URL: string }).OPENAI_BASE_URL;
-  assert.match(pointed, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  assert.match(pointed, /^http:\/\/127\.0\.0\.1:\d+\/t\/[\w-]{32}\/v1$/);
   assert.notEqual(pointed, `${upstream.url}/v1`);
   // The fake agent sends to both variables: with ANTHROPIC_BASE_URL set as well, both go through.
   const sent = await run(['--', process.execPath, FAKE_AGENT, 'send'], {
@@ -182,7 +182,7 @@ test('the agent is told by the basename of the command, or by --agent', async ()
     {},
   );
   const seen = JSON.parse(result.stdout) as Record<string, string | null>;
-  assert.match(seen['ANTHROPIC_BASE_URL'] ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(seen['ANTHROPIC_BASE_URL'] ?? '', /^http:\/\/127\.0\.0\.1:\d+\/t\/[\w-]{32}$/);
   assert.equal(seen['OPENAI_BASE_URL'], null);
   const wrong = await run(['--agent', 'vim', '--', 'true']);
   assert.equal(wrong.code, 2);
@@ -261,7 +261,7 @@ test('the summary line is coloured on a terminal, and not with NO_COLOR', async 
 test('nothing listens after the run: the port the agent was given is closed', async () => {
   const result = await run(['--agent', 'claude', '--', process.execPath, FAKE_AGENT, 'env', 'ANTHROPIC_BASE_URL']);
   const url = (JSON.parse(result.stdout) as { ANTHROPIC_BASE_URL: string }).ANTHROPIC_BASE_URL;
-  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/t\/[\w-]{32}$/);
   await assert.rejects(fetch(`${url}/healthz`), (error: Error & { cause?: { code?: string } }) => {
     assert.equal(error.cause?.code, 'ECONNREFUSED');
     return true;
@@ -272,7 +272,94 @@ test("without --, options are read only before the command: the rest is the agen
   const result = await run(['--agent', 'qwen', process.execPath, FAKE_AGENT, 'env', 'OPENAI_BASE_URL', '--quiet']);
   assert.equal(result.code, 0, result.stderr);
   const seen = JSON.parse(result.stdout) as Record<string, string | null>;
-  assert.match(seen['OPENAI_BASE_URL'] ?? '', /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  assert.match(seen['OPENAI_BASE_URL'] ?? '', /^http:\/\/127\.0\.0\.1:\d+\/t\/[\w-]{32}\/v1$/);
   assert.equal(seen['--quiet'], null, 'the agent got --quiet as its own argument');
   assert.equal((await run(['--agent=claude', process.execPath, FAKE_AGENT, 'exit', '4'])).code, 4);
+});
+
+interface Held {
+  url: string;
+  pid: number;
+  parent: number;
+}
+
+/** Starts `unstuck run` with the fake agent in hold mode; resolves when the agent has said where it points. */
+async function hold(args: string[], env?: Record<string, string | undefined>) {
+  const running = start([...args, '--agent', 'claude', '--', process.execPath, FAKE_AGENT, 'hold'], env);
+  while (!running.stdout().includes('\n')) await new Promise((resolve) => setTimeout(resolve, 20));
+  return { ...running, held: JSON.parse(running.stdout().split('\n')[0] ?? '') as Held };
+}
+
+const refused = (error: Error & { cause?: { code?: string } }): boolean => {
+  assert.equal(error.cause?.code, 'ECONNREFUSED');
+  return true;
+};
+
+test("a second process cannot use the run's proxy: without the run's token, a 403 in the wire's shape, upstream never hit", async () => {
+  const upstream = await emulator();
+  const logPath = temporary.path('refused.jsonl');
+  const running = await hold(['--log', logPath, '--upstream', upstream.url]);
+  const { url } = running.held;
+  const token = /\/t\/([\w-]+)$/.exec(url)?.[1] ?? '';
+  assert.equal(token.length, 32);
+  const origin = new URL(url).origin;
+  const body = JSON.stringify({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 8,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  const headers = {
+    'content-type': 'application/json',
+    'x-api-key': 'sk-ant-stranger',
+    'anthropic-version': '2023-06-01',
+  };
+  for (const path of ['/v1/messages', '/t/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/v1/messages', `/t/${token}x/v1/messages`]) {
+    const response = await fetch(`${origin}${path}`, { method: 'POST', headers, body });
+    assert.equal(response.status, 403, path);
+    const answer = (await response.json()) as { type?: string; error?: { type?: string; message?: string } };
+    assert.equal(answer.type, 'error', `Anthropic's error shape for ${path}`);
+    assert.match(answer.error?.message ?? '', /only the agent it was started for/);
+  }
+  // A path of no wire: OpenAI's error shape, as for any other local error of the proxy.
+  const bare = await fetch(`${origin}/t/`, { method: 'POST', headers, body });
+  assert.equal(bare.status, 403);
+  assert.equal(((await bare.json()) as { error?: { code?: string } }).error?.code, 'forbidden');
+  for (const path of ['/healthz', '/metrics', '/t/nope/healthz'])
+    assert.equal((await fetch(`${origin}${path}`)).status, 403, path);
+  assert.deepEqual(upstream.seen, [], 'nothing reached the upstream');
+  // The URL the agent was given works (the token is what tells the agent from a stranger).
+  assert.equal((await fetch(`${url}/healthz`)).status, 200);
+  running.child.kill('SIGTERM');
+  const result = await running.finished;
+  assert.equal(result.code, 143);
+  const log = readFileSync(logPath, 'utf8');
+  assert.ok(!log.includes(token), 'the token is never logged');
+  assert.ok(log.includes('/t/[redacted]/v1/messages'), log);
+  assert.ok(!log.includes('sk-ant'), 'no key in the log');
+});
+
+test('the agent SIGKILLed: unstuck run exits 137 and nothing listens on its port', async () => {
+  const running = await hold([]);
+  process.kill(running.held.pid, 'SIGKILL');
+  const result = await running.finished;
+  assert.equal(result.code, 137);
+  await assert.rejects(fetch(`${running.held.url}/healthz`), refused);
+  await assert.rejects(fetch(`${new URL(running.held.url).origin}/healthz`), refused);
+});
+
+test("unstuck run SIGKILLed: the agent's next request fails cleanly, connection refused", async () => {
+  const upstream = await emulator();
+  const running = await hold(['--upstream', upstream.url]);
+  assert.equal(running.held.parent, running.child.pid, 'the agent is our child, not a wrapper');
+  running.child.kill('SIGKILL');
+  const result = await running.finished;
+  assert.equal(result.signal, 'SIGKILL');
+  // The agent outlives us (its stdout is still the pipe): wait for the line it writes after its request.
+  const deadline = Date.now() + 8000;
+  while (!/"after"/.test(running.stdout()) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  const after = running.stdout().trimEnd().split('\n').at(-1) ?? '';
+  assert.deepEqual(JSON.parse(after), { after: 'ECONNREFUSED' });
+  assert.deepEqual(upstream.seen, [], 'the request went nowhere');
+  await assert.rejects(fetch(`${running.held.url}/healthz`), refused);
 });

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { constants } from 'node:os';
 import type { ProfileName } from '../../core/index.js';
@@ -72,6 +73,9 @@ export const runAgentCommand: Command = {
     };
     // One proxy per upstream origin; the agent keeps the path of the URL it had (`/v1`, a gateway's
     // prefix), which the proxy appends to the origin unchanged.
+    // Only the agent is given the proxy's URL, and with it this run's token: another process on the
+    // machine that finds the port gets a 403 (docs/decisions/cli-run-agent.md).
+    const token = randomBytes(24).toString('base64url');
     const servers = new Map<string, ServingProxy>();
     const removeGuard = guardProcess((entry) => logLines?.line(entry));
     try {
@@ -84,11 +88,12 @@ export const runAgentCommand: Command = {
             ...(profile === undefined ? {} : { profile: profile as ProfileName }),
             host: '127.0.0.1',
             port: 0,
+            pathToken: token,
             log,
           });
           servers.set(upstream.origin, server);
         }
-        proxyUrls.push(`${server.url}${upstream.pathname === '/' ? '' : upstream.pathname}`);
+        proxyUrls.push(`${server.url}/t/${token}${upstream.pathname === '/' ? '' : upstream.pathname}`);
       }
       const env: Record<string, string | undefined> = { ...io.env };
       target.variables.forEach((variable, index) => {

@@ -22,6 +22,8 @@ export interface TmuxTerminal {
   screen(options?: { escapes?: boolean }): Promise<string>;
   /** Polls the screen until `pattern` matches, at most `timeoutMs`; returns the screen. */
   waitFor(pattern: RegExp, options?: { timeoutMs?: number; after?: number }): Promise<string>;
+  /** Resizes the window, as a user dragging the terminal's corner (the pane's programs get SIGWINCH). */
+  resize(width: number, height: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,9 @@ export async function openTmuxTerminal(options: {
         if (Date.now() > deadline) throw new Error(`the terminal never showed ${pattern}; it shows:\n${last}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
+    },
+    async resize(width, height) {
+      await tmux('resize-window', '-t', 'chat', '-x', String(width), '-y', String(height));
     },
     async close() {
       await tmux('kill-server').catch(() => undefined);
