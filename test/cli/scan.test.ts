@@ -43,8 +43,18 @@ describe('scan', () => {
       join(roo, 'api_conversation_history.json'),
     );
     const codex = join(home, '.codex', 'sessions', '2026', '12', '01');
-    await mkdir(codex, { recursive: true });
-    await writeFile(join(codex, 'rollout-2026-12-01T10-00-00-x.jsonl'), '{"type":"session_meta","payload":{}}\n');
+    await place(
+      'codex/read-tool-loop.codex-0.171.0.output-before-call.jsonl',
+      join(codex, 'rollout-2026-12-01T10-00-00-x.jsonl'),
+    );
+    await place('codex/read-tool-loop.codex-0.171.0.jsonl', join(codex, 'rollout-2026-12-01T11-00-00-y.jsonl'));
+    const gemini = join(home, '.gemini', 'tmp', '1d0d0e76', 'chats');
+    await place(
+      'gemini-cli/read-tool-loop.gemini-cli-0.61.0.as-written.jsonl',
+      join(gemini, 'session-2026-12-01T21-42-5bdd5d14.jsonl'),
+    );
+    // Gemini CLI's chats before JSONL (one JSON document): recognised, not read.
+    await writeFile(join(gemini, 'session-2026-01-01T00-00-old.json'), '{"sessionId":"old","messages":[]}\n');
     // A link out of the scanned roots is not followed.
     const outside = path('outside');
     await place(
@@ -58,19 +68,27 @@ describe('scan', () => {
     const io = captureIo({ env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, 'claude-config') } });
     assert.equal(await run(['scan'], io), 1, io.err());
     const lines = io.out().trim().split('\n');
-    assert.equal(lines.length, 4, io.out());
+    assert.equal(lines.length, 6, io.out());
     assert.match(
       lines[0] as string,
       /broken\.jsonl: Claude Code, 4 messages, \d+ (min|h|d) old: 1 problem: tool-result-not-first at messages\[2\] \(line 19\)$/,
     );
     assert.match(
       lines[1] as string,
+      /rollout-2026-12-01T10-00-00-x\.jsonl: Codex, 6 messages, .*2 problems: tool-result-orphan at messages\[3\] \(line 10\); tool-calls-unanswered at messages\[4\] \(line 11\)$/,
+    );
+    assert.match(
+      lines[2] as string,
+      /session-2026-12-01T21-42-5bdd5d14\.jsonl: Gemini CLI, 4 messages, .*1 problem: tool-results-excess at messages\[2\] \(line 7, 8\)$/,
+    );
+    assert.match(
+      lines[3] as string,
       /roo-cline.*api_conversation_history\.json: Cline \/ Roo Code, 3 messages, .*tool-result-not-first at messages\[2\] \(element 4\)$/,
     );
-    assert.match(lines[2] as string, /garbage\.jsonl: cannot be read: .*no line of it is a Claude Code event/);
+    assert.match(lines[4] as string, /garbage\.jsonl: cannot be read: .*no line of it is a Claude Code event/);
     assert.equal(
-      lines[3],
-      'scanned 4 sessions (Claude Code 2, unreadable 1, Cline / Roo Code 1): 2 with problems, 1 that cannot be read, 1 valid; found but not read (no reader yet): Codex 1 file',
+      lines[5],
+      'scanned 7 sessions (Claude Code 2, unreadable 1, Codex 2, Gemini CLI 1, Cline / Roo Code 1): 4 with problems, 1 that cannot be read, 2 valid; found but not read (no reader yet): Gemini CLI (JSON chat) 1 file',
     );
     assert.ok(!io.out().includes('linked'), 'links are not followed');
     assert.deepEqual(await snapshot(home), before);
@@ -80,7 +98,7 @@ describe('scan', () => {
     const withReport = captureIo({ env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, 'claude-config') } });
     assert.equal(await run(['scan', '--report', report], withReport), 1);
     const html = await readFile(report, 'utf8');
-    assert.equal(html.match(/<section class="session"/g)?.length, 2);
+    assert.equal(html.match(/<section class="session"/g)?.length, 4);
     assert.match(html, /broken\.jsonl<\/h2>/);
     assert.match(html, /data-kind="message-moved"/);
     assert.deepEqual(await snapshot(home), before);
