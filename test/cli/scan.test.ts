@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, readFile, rm as rmFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -130,5 +130,36 @@ describe('scan', () => {
     const missing = captureIo();
     assert.equal(await run(['scan', path('not-there')], missing), 2);
     assert.match(missing.err(), /^unstuck scan: .*not-there: not a directory/);
+  });
+
+  test('--fix: every broken session repaired as fix --write does it (FILE.bak kept); one it cannot write is named, the rest still fixed', async () => {
+    const directory = path('to-fix');
+    const broken = [
+      await place('codex/read-tool-loop.codex-0.171.0.function-call-recorded-twice.jsonl', join(directory, 'c.jsonl')),
+      await place('gemini-cli/read-tool-loop.gemini-cli-0.61.0.as-written.jsonl', join(directory, 'g.jsonl')),
+      await place(
+        'claude-code/read-tool-loop.claude-code-2.1.332.text-before-tool-result.jsonl',
+        join(directory, 'a.jsonl'),
+      ),
+    ];
+    const valid = await place('codex/parallel-read.codex-0.171.0.jsonl', join(directory, 'v.jsonl'));
+    const originals = await Promise.all(broken.map((file) => readFile(file, 'utf8')));
+    const readOnly = await place(
+      'codex/read-tool-loop.codex-0.171.0.output-before-call.jsonl',
+      join(directory, 'r.jsonl'),
+    );
+    await chmod(readOnly, 0o444);
+    const io = captureIo();
+    assert.equal(await run(['scan', '--fix', directory], io), 1, io.err());
+    assert.match(io.out(), /fixed 3 of 4 sessions with problems\n$/);
+    assert.match(io.err(), /r\.jsonl.*read-only/);
+    for (const [index, file] of broken.entries()) assert.equal(await readFile(`${file}.bak`, 'utf8'), originals[index]);
+    await assert.rejects(stat(`${valid}.bak`), 'a valid session is not touched');
+    await assert.rejects(stat(`${readOnly}.bak`));
+    await chmod(readOnly, 0o644);
+    await rmFile(readOnly);
+    const again = captureIo();
+    assert.equal(await run(['scan', directory], again), 0, again.out());
+    assert.match(again.out(), /scanned 4 sessions .*0 with problems, 0 that cannot be read, 4 valid/);
   });
 });
