@@ -57,8 +57,11 @@ function readCodexRollout(file: string, text: string): AgentSession {
     }
     rows.push({ line: index, record, payload });
   });
-  if (rows.length === 0 && lines.every((line) => line.trim() === ''))
-    throw new UnstuckError('INPUT_INVALID', 'empty Codex rollout', { file, position: '1:1' });
+  if (!lines.some((line) => isRolloutRecord(parseLine(line))))
+    throw new UnstuckError('INPUT_INVALID', 'not a Codex rollout: no line is a {timestamp, type, payload} record', {
+      file,
+      position: '1:1',
+    });
   const native = rows.map((row) => {
     const { [PASSTHROUGH]: _passthrough, ...item } = row.payload;
     return item;
@@ -146,6 +149,10 @@ function readCodexRollout(file: string, text: string): AgentSession {
       }
     },
   };
+}
+
+function isRolloutRecord(value: unknown): boolean {
+  return isRecord(value) && typeof value['type'] === 'string' && 'payload' in value;
 }
 
 function keyOf(item: Record<string, unknown>): string | undefined {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { UnstuckError } from '../../core/errors.js';
 import type { SessionProblem } from '../../session/index.js';
 import type { AgentReader, AgentSession } from './agent-session.js';
 import { alignRepaired, type Block, isRecord, sameJson } from './align-repaired.js';
@@ -90,6 +91,12 @@ function readGeminiChat(file: string, text: string): AgentSession {
     }
   });
 
+  const header = parsed.find((value) => value !== undefined);
+  if (!isRecord(header) || typeof header['sessionId'] !== 'string')
+    throw new UnstuckError('INPUT_INVALID', 'not a Gemini CLI chat: its first record has no sessionId', {
+      file,
+      position: '1:1',
+    });
   const pieces: Piece[] = [];
   for (const entry of entries.values()) pieces.push(...piecesOf(entry));
   const contents: Content[] = [];

@@ -94,4 +94,14 @@ describe('Codex 0.171.0 rollout files (written by the real binary)', () => {
     assert.equal(session.problems[0]?.line, 2);
     assert.equal(session.write(session.native), text);
   });
+
+  test('--agent codex on a file that is not its session: one error line, exit 2, nothing written', async () => {
+    const file = path('other.json');
+    await writeFile(file, '[{"role":"user","content":"hi"}]\n');
+    const io = captureIo();
+    assert.equal(await run(['fix', '--write', '--agent', 'codex', file], io), 2);
+    assert.match(io.err(), /^unstuck fix: .*other\.json:1:1: not a Codex rollout.*\n$/);
+    assert.equal(io.err().split('\n').length, 2);
+    assert.equal(await readFile(file, 'utf8'), '[{"role":"user","content":"hi"}]\n');
+  });
 });

@@ -133,4 +133,14 @@ describe('Gemini CLI 0.61.0 chat files (written by the real binary)', () => {
     assert.equal(written.split('\n')[0], lines[0]);
     assert.equal(written.trimEnd().split('\n').length, 2);
   });
+
+  test('--agent gemini-cli on a file that is not its session: one error line, exit 2, nothing written', async () => {
+    const file = path('other.json');
+    await writeFile(file, '[{"role":"user","content":"hi"}]\n');
+    const io = captureIo();
+    assert.equal(await run(['fix', '--write', '--agent', 'gemini-cli', file], io), 2);
+    assert.match(io.err(), /^unstuck fix: .*other\.json:1:1: not a Gemini CLI chat.*\n$/);
+    assert.equal(io.err().split('\n').length, 2);
+    assert.equal(await readFile(file, 'utf8'), '[{"role":"user","content":"hi"}]\n');
+  });
 });
