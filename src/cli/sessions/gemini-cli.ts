@@ -105,10 +105,10 @@ function readGeminiChat(file: string, text: string): AgentSession {
     const role = piece.kind === 'model' ? 'model' : 'user';
     const last = contents.at(-1);
     if (last !== undefined && last.role === role) {
-      last.parts = [...last.parts, ...piece.parts];
+      last.parts.push(...piece.parts);
       piecesOfContent.at(-1)?.push(piece);
     } else {
-      contents.push({ role, parts: piece.parts });
+      contents.push({ role, parts: [...piece.parts] });
       piecesOfContent.push([piece]);
     }
   }
