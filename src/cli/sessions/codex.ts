@@ -114,7 +114,11 @@ function readCodexRollout(file: string, text: string): AgentSession {
           return;
         }
         const output = kept.get(input);
-        if (output === undefined) return; // dropped (or moved: written where the repair put it)
+        if (output === undefined) {
+          // Dropped (or moved: written where the repair put it); what the repair put in its place takes its time.
+          previous = rows[input];
+          return;
+        }
         emitUpTo(output);
         out.push(line);
         emitted = output + 1;
