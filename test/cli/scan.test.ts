@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, readFile, rm as rmFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -43,8 +43,18 @@ describe('scan', () => {
       join(roo, 'api_conversation_history.json'),
     );
     const codex = join(home, '.codex', 'sessions', '2026', '12', '01');
-    await mkdir(codex, { recursive: true });
-    await writeFile(join(codex, 'rollout-2026-12-01T10-00-00-x.jsonl'), '{"type":"session_meta","payload":{}}\n');
+    await place(
+      'codex/read-tool-loop.codex-0.171.0.output-before-call.jsonl',
+      join(codex, 'rollout-2026-12-01T10-00-00-x.jsonl'),
+    );
+    await place('codex/read-tool-loop.codex-0.171.0.jsonl', join(codex, 'rollout-2026-12-01T11-00-00-y.jsonl'));
+    const gemini = join(home, '.gemini', 'tmp', '1d0d0e76', 'chats');
+    await place(
+      'gemini-cli/read-tool-loop.gemini-cli-0.61.0.as-written.jsonl',
+      join(gemini, 'session-2026-12-01T21-42-5bdd5d14.jsonl'),
+    );
+    // Gemini CLI's chats before JSONL (one JSON document): recognised, not read.
+    await writeFile(join(gemini, 'session-2026-01-01T00-00-old.json'), '{"sessionId":"old","messages":[]}\n');
     // A link out of the scanned roots is not followed.
     const outside = path('outside');
     await place(
@@ -58,19 +68,27 @@ describe('scan', () => {
     const io = captureIo({ env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, 'claude-config') } });
     assert.equal(await run(['scan'], io), 1, io.err());
     const lines = io.out().trim().split('\n');
-    assert.equal(lines.length, 4, io.out());
+    assert.equal(lines.length, 6, io.out());
     assert.match(
       lines[0] as string,
       /broken\.jsonl: Claude Code, 4 messages, \d+ (min|h|d) old: 1 problem: tool-result-not-first at messages\[2\] \(line 19\)$/,
     );
     assert.match(
       lines[1] as string,
+      /rollout-2026-12-01T10-00-00-x\.jsonl: Codex, 6 messages, .*2 problems: tool-result-orphan at messages\[3\] \(line 10\); tool-calls-unanswered at messages\[4\] \(line 11\)$/,
+    );
+    assert.match(
+      lines[2] as string,
+      /session-2026-12-01T21-42-5bdd5d14\.jsonl: Gemini CLI, 4 messages, .*1 problem: tool-results-excess at messages\[2\] \(line 7, 8\)$/,
+    );
+    assert.match(
+      lines[3] as string,
       /roo-cline.*api_conversation_history\.json: Cline \/ Roo Code, 3 messages, .*tool-result-not-first at messages\[2\] \(element 4\)$/,
     );
-    assert.match(lines[2] as string, /garbage\.jsonl: cannot be read: .*no line of it is a Claude Code event/);
+    assert.match(lines[4] as string, /garbage\.jsonl: cannot be read: .*no line of it is a Claude Code event/);
     assert.equal(
-      lines[3],
-      'scanned 4 sessions (Claude Code 2, unreadable 1, Cline / Roo Code 1): 2 with problems, 1 that cannot be read, 1 valid; found but not read (no reader yet): Codex 1 file',
+      lines[5],
+      'scanned 7 sessions (Claude Code 2, unreadable 1, Codex 2, Gemini CLI 1, Cline / Roo Code 1): 4 with problems, 1 that cannot be read, 2 valid; found but not read (no reader yet): Gemini CLI (JSON chat) 1 file',
     );
     assert.ok(!io.out().includes('linked'), 'links are not followed');
     assert.deepEqual(await snapshot(home), before);
@@ -80,7 +98,7 @@ describe('scan', () => {
     const withReport = captureIo({ env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, 'claude-config') } });
     assert.equal(await run(['scan', '--report', report], withReport), 1);
     const html = await readFile(report, 'utf8');
-    assert.equal(html.match(/<section class="session"/g)?.length, 2);
+    assert.equal(html.match(/<section class="session"/g)?.length, 4);
     assert.match(html, /broken\.jsonl<\/h2>/);
     assert.match(html, /data-kind="message-moved"/);
     assert.deepEqual(await snapshot(home), before);
@@ -112,5 +130,36 @@ describe('scan', () => {
     const missing = captureIo();
     assert.equal(await run(['scan', path('not-there')], missing), 2);
     assert.match(missing.err(), /^unstuck scan: .*not-there: not a directory/);
+  });
+
+  test('--fix: every broken session repaired as fix --write does it (FILE.bak kept); one it cannot write is named, the rest still fixed', async () => {
+    const directory = path('to-fix');
+    const broken = [
+      await place('codex/read-tool-loop.codex-0.171.0.function-call-recorded-twice.jsonl', join(directory, 'c.jsonl')),
+      await place('gemini-cli/read-tool-loop.gemini-cli-0.61.0.as-written.jsonl', join(directory, 'g.jsonl')),
+      await place(
+        'claude-code/read-tool-loop.claude-code-2.1.332.text-before-tool-result.jsonl',
+        join(directory, 'a.jsonl'),
+      ),
+    ];
+    const valid = await place('codex/parallel-read.codex-0.171.0.jsonl', join(directory, 'v.jsonl'));
+    const originals = await Promise.all(broken.map((file) => readFile(file, 'utf8')));
+    const readOnly = await place(
+      'codex/read-tool-loop.codex-0.171.0.output-before-call.jsonl',
+      join(directory, 'r.jsonl'),
+    );
+    await chmod(readOnly, 0o444);
+    const io = captureIo();
+    assert.equal(await run(['scan', '--fix', directory], io), 1, io.err());
+    assert.match(io.out(), /fixed 3 of 4 sessions with problems\n$/);
+    assert.match(io.err(), /r\.jsonl.*read-only/);
+    for (const [index, file] of broken.entries()) assert.equal(await readFile(`${file}.bak`, 'utf8'), originals[index]);
+    await assert.rejects(stat(`${valid}.bak`), 'a valid session is not touched');
+    await assert.rejects(stat(`${readOnly}.bak`));
+    await chmod(readOnly, 0o644);
+    await rmFile(readOnly);
+    const again = captureIo();
+    assert.equal(await run(['scan', directory], again), 0, again.out());
+    assert.match(again.out(), /scanned 4 sessions .*0 with problems, 0 that cannot be read, 4 valid/);
   });
 });

@@ -10,14 +10,16 @@ import { agentLabel, readAgentSession } from '../sessions/agent-readers.js';
 import type { AgentSession } from '../sessions/agent-session.js';
 import { sessionHomes } from '../sessions/session-homes.js';
 import { assessSession, type SessionOutcome } from '../sessions/session-outcome.js';
+import { fixCommand } from './fix.js';
 
 export const scanCommand: Command = {
   name: 'scan',
   summary:
-    'Find the session files of the agents unstuck knows (Claude Code, Cline, Roo Code) under their default homes or DIRs, and check each; never writes a session. Exit 0 all valid, 1 problems, 2 bad input.',
+    'Find the session files of the agents unstuck knows (Claude Code, Cline, Roo Code, Codex, Gemini CLI) under their default homes or DIRs, and check each; writes nothing unless --fix. Exit 0 all valid, 1 problems, 2 bad input.',
   positionals: '[DIR...]',
-  options: { json: { type: 'boolean' }, report: { type: 'string' } },
+  options: { json: { type: 'boolean' }, report: { type: 'string' }, fix: { type: 'boolean' } },
   optionHelp: {
+    fix: 'Repair every session with problems in place, as fix --write does each (same guards, FILE.bak kept)',
     json: 'Machine-readable output: every session found, with its problems',
     report: 'Write a self-contained HTML page of every session with problems (what is wrong, what fix would change)',
   },
@@ -87,9 +89,37 @@ export const scanCommand: Command = {
         values['report'],
         broken.map((entry) => outcomeOf(entry.session as AgentSession, entry.outcome as SessionOutcome, entry.file)),
       );
+    if (values['fix'] === true && broken.length > 0) return fixBroken(broken, io, unreadable.length);
     return broken.length > 0 || unreadable.length > 0 ? EXIT.violations : EXIT.ok;
   },
 };
+
+/**
+ * `scan --fix`: each broken session goes through `fix --write` itself (its writer lock, the open-for-writing and
+ * changed-since-read guards, FILE.bak), one after the other; one that cannot be written is reported and the rest
+ * are still repaired. Exit 0 when every one was repaired and nothing was unreadable.
+ */
+async function fixBroken(broken: readonly Scanned[], io: Parameters<Command['run']>[1], unreadable: number) {
+  let failed = 0;
+  for (const entry of broken) {
+    const agent = entry.session?.agent;
+    try {
+      const code = await fixCommand.run(
+        { values: { write: true, ...(agent === undefined ? {} : { agent }) }, positionals: [entry.file] },
+        io,
+      );
+      if (code !== EXIT.ok) failed += 1;
+    } catch (error) {
+      if (!isUnstuckError(error)) throw error;
+      failed += 1;
+      io.stderr.write(`unstuck scan --fix: ${entry.file}: ${error.message}\n`);
+    }
+  }
+  io.stdout.write(
+    `fixed ${broken.length - failed} of ${broken.length} session${broken.length === 1 ? '' : 's'} with problems\n`,
+  );
+  return failed > 0 || unreadable > 0 ? EXIT.violations : EXIT.ok;
+}
 
 interface Found {
   path: string;
@@ -137,11 +167,10 @@ function isCandidate(name: string): boolean {
   );
 }
 
-/** Agents whose files are recognised by name but not read yet (their readers are the next entries of the table). */
+/** Files recognised by name in a format not read (Gemini CLI's chats before JSONL: one JSON document each). */
 function unreadAgent(path: string): string | undefined {
   const name = basename(path);
-  if (/^rollout-.*\.jsonl$/.test(name)) return 'Codex';
-  if (/[\\/]\.gemini[\\/]/.test(path) && name.endsWith('.json')) return 'Gemini CLI';
+  if (/[\\/]\.gemini[\\/]/.test(path) && name.endsWith('.json')) return 'Gemini CLI (JSON chat)';
   return undefined;
 }
 
@@ -167,6 +196,8 @@ async function scanFile(
   if (session === undefined) {
     const agent = unreadAgent(file);
     if (agent !== undefined) return { unread: agent };
+    if (/^rollout-.*\.jsonl$/.test(basename(file)))
+      return { file, error: 'named as a Codex rollout, but its first line is not a session_meta record (damaged?)' };
     // In Claude Code's own folder, a .jsonl none of whose first lines is an event is a session damaged beyond reading.
     if ((candidate.agent === 'Claude Code' || /[\\/]\.claude[\\/]projects[\\/]/.test(file)) && file.endsWith('.jsonl'))
       return {

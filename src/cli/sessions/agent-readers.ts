@@ -2,12 +2,14 @@ import { UnstuckError } from '../../core/errors.js';
 import type { AgentName, AgentReader, AgentSession } from './agent-session.js';
 import { claudeCodeReader } from './claude-code.js';
 import { clineReader } from './cline.js';
+import { codexReader } from './codex.js';
+import { geminiCliReader } from './gemini-cli.js';
 
 /**
- * The agents whose session files are read, one reader file each. Next entries: Codex (rollout JSONL of
- * `response_item`s) and Gemini CLI (its saved chats), once their real files are recorded as fixtures.
+ * The agents whose session files are read, one reader file each. Codex reads its rollout JSONL's
+ * `response_item`s, Gemini CLI its chats JSONL.
  */
-export const agentReaders: readonly AgentReader[] = [claudeCodeReader, clineReader];
+export const agentReaders: readonly AgentReader[] = [claudeCodeReader, clineReader, codexReader, geminiCliReader];
 
 export const agentNames: readonly AgentName[] = agentReaders.map((reader) => reader.agent);
 

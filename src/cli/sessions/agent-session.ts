@@ -1,16 +1,16 @@
 import type { SessionProblem } from '../../session/index.js';
 
 /** The agents whose own session files `check`, `fix` and `scan` read and write. One reader file each. */
-export type AgentName = 'claude-code' | 'cline';
+export type AgentName = 'claude-code' | 'cline' | 'codex' | 'gemini-cli';
 
 /**
  * Another agent's session file, read as the history that agent will send on resume. `native` is that history in the
- * agent's wire (Anthropic Messages for Claude Code and Cline/Roo); `write` puts a repaired `native` back into the
+ * agent's wire (Anthropic Messages for Claude Code and Cline/Roo, Responses input items for Codex, Gemini contents for Gemini CLI); `write` puts a repaired `native` back into the
  * file's own text, changing only the lines (or elements) the repair touched.
  */
 export interface AgentSession {
   agent: AgentName;
-  wire: 'anthropic-messages';
+  wire: 'anthropic-messages' | 'responses-input' | 'gemini-contents';
   native: unknown[];
   /** For each element of `native`: the 1-based lines (JSONL) or 0-based element indexes (JSON) it was read from. */
   sources: number[][];
