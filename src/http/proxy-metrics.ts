@@ -3,9 +3,6 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 /** Upper bounds (seconds) of the upstream latency histogram: from loopback to slow reasoning models. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
-/** How stale `render()` may be after a change: at most this many renders a second, whatever the load. */
-export const METRICS_REFRESH_MS = 100;
-
 /**
  * The proxy's metrics, each labelled with the wire of the request (`chat`, `anthropic`, or `other`
  * for a path no wire owns, `/healthz` and `/metrics` among them). The counters and the histogram
@@ -20,10 +17,7 @@ export interface ProxyMetrics {
   observeUpstreamLatency(seconds: number, wire: string): void;
   /** The exposition as of now (Prometheus text format 0.0.4), rendered fresh. */
   collect(): Promise<string>;
-  /**
-   * The latest exposition, synchronously, for a carrier that answers without waiting (the native
-   * server): rendered at most `METRICS_REFRESH_MS` after the last change, and again after each call.
-   */
+  /** The exposition of the last `collect()`, synchronously ('' before the first): no carrier here needs it. */
   render(): string;
   readonly contentType: string;
   /** The registry of the proxy's own metrics, to merge into an application's registry. */
@@ -81,55 +75,31 @@ export function createProxyMetrics(): ProxyMetrics {
     return merged;
   };
 
-  // The snapshot `render()` returns: refreshed on a timer, never on the request path.
+  // The last exposition collected: what a carrier that cannot wait answers with. Both node carriers
+  // and the fetch handler await collect(); nothing renders on a timer or on the request path.
   let latest = '';
-  let lastRefresh = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const refresh = (): void => {
-    timer = undefined;
-    lastRefresh = performance.now();
-    everything()
-      .metrics()
-      .then(
-        (text) => {
-          latest = text;
-        },
-        () => undefined, // a collector that failed leaves the last snapshot in place
-      );
+  const remember = (text: string): string => {
+    latest = text;
+    return text;
   };
-  const changed = (): void => {
-    if (timer !== undefined) return;
-    timer = setTimeout(refresh, Math.max(0, lastRefresh + METRICS_REFRESH_MS - performance.now()));
-    timer.unref();
-  };
-  changed();
-
   return {
     countRequest(status, wire) {
       requests.inc({ status: String(status), wire });
-      changed();
     },
     countRepair(rule, wire) {
       repairs.inc({ rule, wire });
-      changed();
     },
     countHealRetry(wire) {
       healRetries.inc({ wire });
-      changed();
     },
     countUpstreamFailure(kind, wire) {
       failures.inc({ kind, wire });
-      changed();
     },
     observeUpstreamLatency(seconds, wire) {
       latency.observe({ wire }, seconds);
-      changed();
     },
-    collect: () => everything().metrics(),
-    render() {
-      changed(); // the process metrics move on their own: the next scrape gets a newer snapshot
-      return latest;
-    },
+    collect: () => everything().metrics().then(remember),
+    render: () => latest,
     contentType: registry.contentType,
     registry,
   };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createProxyMetrics, METRICS_REFRESH_MS } from '../../src/http/proxy-metrics.js';
+import { createProxyMetrics } from '../../src/http/proxy-metrics.js';
 
 test('metrics render as Prometheus text with requests, repairs by rule, heal retries and latency, each by wire', async () => {
   const metrics = createProxyMetrics();
@@ -41,14 +41,15 @@ test('metrics render as Prometheus text with requests, repairs by rule, heal ret
   }
 });
 
-test('the synchronous snapshot (for the native server) catches up within the refresh interval', async () => {
+test('nothing renders on a timer: render() is the last collect(), which both carriers await when /metrics is asked', async () => {
   const metrics = createProxyMetrics();
   metrics.countRequest(200, 'anthropic');
-  await new Promise((resolve) => setTimeout(resolve, METRICS_REFRESH_MS * 3));
-  assert.match(metrics.render(), /^unstuck_proxy_requests_total\{status="200",wire="anthropic"\} 1$/m);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(metrics.render(), '', 'no scrape yet, so nothing was rendered');
+  assert.match(await metrics.collect(), /^unstuck_proxy_requests_total\{status="200",wire="anthropic"\} 1$/m);
   metrics.countRequest(200, 'anthropic');
-  await new Promise((resolve) => setTimeout(resolve, METRICS_REFRESH_MS * 3));
-  assert.match(metrics.render(), /^unstuck_proxy_requests_total\{status="200",wire="anthropic"\} 2$/m);
+  assert.match(metrics.render(), /^unstuck_proxy_requests_total\{status="200",wire="anthropic"\} 1$/m);
+  assert.match(await metrics.collect(), /^unstuck_proxy_requests_total\{status="200",wire="anthropic"\} 2$/m);
 });
 
 test('a rule name with quotes cannot break the exposition format', async () => {

@@ -32,9 +32,25 @@ export function intakeRequest(
     writeAnswer(outgoing, badRequest(error));
     return;
   }
-  if (exchange.local !== undefined) {
-    exchange.answer(exchange.local);
-    writeAnswer(outgoing, exchange.local);
+  const local = exchange.local;
+  if (local !== undefined) {
+    if (!exchange.isMetrics) {
+      exchange.answer(local);
+      writeAnswer(outgoing, local);
+      return;
+    }
+    // /metrics is rendered when asked (prom-client renders asynchronously), never on a timer.
+    core.metrics.collect().then(
+      (body) => {
+        const answer = { ...local, body };
+        exchange.answer(answer);
+        if (!outgoing.destroyed) writeAnswer(outgoing, answer);
+      },
+      () => {
+        exchange.answer(local);
+        if (!outgoing.destroyed) writeAnswer(outgoing, local);
+      },
+    );
     return;
   }
   const relay = new Relay(exchange, pool, raw, incoming, outgoing);
