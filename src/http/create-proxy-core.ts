@@ -85,7 +85,7 @@ export interface ProxyExchange {
   readonly entry: ProxyLogEntry;
   /** `/healthz` and `/metrics` are answered by the proxy, never forwarded. */
   readonly local: LocalAnswer | undefined;
-  /** The local answer is `/metrics`: a carrier that can wait sends `metrics.collect()` instead of the snapshot in `local`. */
+  /** The local answer is `/metrics`: its body is empty here, and the carrier sends `metrics.collect()` as the body. */
   readonly isMetrics: boolean;
   /** Whether the request carries a body (not GET/HEAD). */
   readonly readsBody: boolean;
@@ -255,7 +255,7 @@ class Exchange implements ProxyExchange {
       this.local = {
         status: 200,
         headers: { 'content-type': settings.metrics.contentType },
-        body: settings.metrics.render(),
+        body: '',
       };
     else if (route === undefined)
       this.local = this.#error(

@@ -41,9 +41,9 @@ export function createProxyHandler(options: ProxyHandlerOptions): ProxyHandler {
   async function handle(request: ProxyRequest): Promise<Response> {
     const exchange = core.begin(request.method, request.url, request.headers.get('x-request-id'));
     if (exchange.local !== undefined) {
-      // This carrier can wait, so /metrics is rendered fresh rather than the core's snapshot.
+      // /metrics is rendered when asked (prom-client renders asynchronously).
       const answer = exchange.isMetrics
-        ? { ...exchange.local, body: await core.metrics.collect().catch(() => exchange.local?.body ?? '') }
+        ? { ...exchange.local, body: await core.metrics.collect().catch(() => '') }
         : exchange.local;
       exchange.answer(answer);
       return toResponse(answer);

@@ -17,8 +17,6 @@ export interface ProxyMetrics {
   observeUpstreamLatency(seconds: number, wire: string): void;
   /** The exposition as of now (Prometheus text format 0.0.4), rendered fresh. */
   collect(): Promise<string>;
-  /** The exposition of the last `collect()`, synchronously ('' before the first): no carrier here needs it. */
-  render(): string;
   readonly contentType: string;
   /** The registry of the proxy's own metrics, to merge into an application's registry. */
   readonly registry: Registry;
@@ -75,13 +73,7 @@ export function createProxyMetrics(): ProxyMetrics {
     return merged;
   };
 
-  // The last exposition collected: what a carrier that cannot wait answers with. Both node carriers
-  // and the fetch handler await collect(); nothing renders on a timer or on the request path.
-  let latest = '';
-  const remember = (text: string): string => {
-    latest = text;
-    return text;
-  };
+  // Rendered only when /metrics is asked (both carriers await collect()), never on a timer or on the request path.
   return {
     countRequest(status, wire) {
       requests.inc({ status: String(status), wire });
@@ -98,8 +90,7 @@ export function createProxyMetrics(): ProxyMetrics {
     observeUpstreamLatency(seconds, wire) {
       latency.observe({ wire }, seconds);
     },
-    collect: () => everything().metrics().then(remember),
-    render: () => latest,
+    collect: () => everything().metrics(),
     contentType: registry.contentType,
     registry,
   };
