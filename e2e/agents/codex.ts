@@ -5,14 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EmulatedRequest } from '../../src/emulator/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import { listenOn } from '../../src/emulator/listen.js';
-import type { RepairEvent } from '../../src/http/index.js';
-import { createSanitizingFetch } from '../../src/http/index.js';
 import { runAgent } from './agent-process.js';
 import { codexPoisonings } from './codex-poisonings.js';
 import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
-import { createPending, resumePoisoned, resumeThrough } from './resume-poisoned.js';
-import { relayThrough } from './sanitizing-relay.js';
+import { createPending, resumePoisoned, resumeThrough, resumeThroughRepairers } from './resume-poisoned.js';
 import { saveAgentFixtures } from './save-fixtures.js';
 import { unstuckMain } from './unstuck-proxy.js';
 
@@ -175,27 +171,17 @@ export async function runCodex(options: AgentRunOptions): Promise<string[]> {
     for (const outcome of outcomes.filter((entry) => !entry.sent))
       expect(outcome.resumed.code === 0, `${outcome.poisoning.name}: mended by Codex, the resume completes`);
 
-    log('codex 5. the resumes that got the 400, again through createSanitizingFetch (a loopback relay)');
-    const repairs: RepairEvent[] = [];
-    const relay = await listenOn(
-      relayThrough(createSanitizingFetch({ onRepair: (event) => repairs.push(event) }), server.url),
-      { port: 0, host: '127.0.0.1' },
+    await resumeThroughRepairers(
+      harness,
+      outcomes,
+      server.url,
+      pending,
+      {
+        fetch: 'codex 5. the resumes that got the 400, again through createSanitizingFetch (a loopback relay)',
+        proxy: 'codex 6. the resumes that got the 400, again through the real `unstuck proxy --upstream <emulator>`',
+      },
+      options.proxy,
     );
-    try {
-      await resumeThrough(harness, outcomes, relay.url, 'the sanitizing fetch', pending);
-      log(`   repaired: ${[...new Set(repairs.flatMap((event) => event.rules))].join(', ') || 'nothing'}`);
-    } finally {
-      await relay.close();
-    }
-    if (options.proxy !== undefined) {
-      log('codex 6. the resumes that got the 400, again through the real `unstuck proxy --upstream <emulator>`');
-      const proxy = await options.proxy(server.url);
-      try {
-        await resumeThrough(harness, outcomes, proxy.url, proxy.label, pending);
-      } finally {
-        await proxy.close();
-      }
-    }
 
     log(
       "codex 7. Codex's built-in `openai` provider (config.toml names no model_provider): a new session with only `-c openai_base_url=<emulator>/v1` (the override unstuck run passes), then its poisonings resumed with `unstuck run -- codex …` (OPENAI_BASE_URL at the emulator: the upstream unstuck run keeps)",

@@ -5,15 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EmulatedRequest } from '../../src/emulator/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import { listenOn } from '../../src/emulator/listen.js';
-import type { RepairEvent } from '../../src/http/index.js';
-import { createSanitizingFetch } from '../../src/http/index.js';
 import type { AgentProcess } from './agent-process.js';
 import { runAgent } from './agent-process.js';
 import { geminiCliPoisonings } from './gemini-cli-poisonings.js';
 import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
-import { createPending, resumePoisoned, resumeThrough } from './resume-poisoned.js';
-import { relayThrough } from './sanitizing-relay.js';
+import { createPending, resumePoisoned, resumeThrough, resumeThroughRepairers } from './resume-poisoned.js';
 import { saveAgentFixtures } from './save-fixtures.js';
 import { unstuckMain } from './unstuck-proxy.js';
 
@@ -140,27 +136,18 @@ export async function runGeminiCli(options: AgentRunOptions): Promise<string[]> 
     for (const outcome of rejected)
       expect(outcome.resumed.code !== 0, `${outcome.poisoning.name}: sent as is, the resume fails`);
 
-    log('gemini-cli 3. those that got the 400, resumed through createSanitizingFetch (a loopback relay)');
-    const repairs: RepairEvent[] = [];
-    const relay = await listenOn(
-      relayThrough(createSanitizingFetch({ onRepair: (event) => repairs.push(event) }), server.url),
-      { port: 0, host: '127.0.0.1' },
+    await resumeThroughRepairers(
+      harness,
+      outcomes,
+      server.url,
+      pending,
+      {
+        fetch: 'gemini-cli 3. those that got the 400, resumed through createSanitizingFetch (a loopback relay)',
+        proxy:
+          'gemini-cli 3b. the resumes that got the 400, again through the real `unstuck proxy --upstream <emulator>`',
+      },
+      options.proxy,
     );
-    try {
-      await resumeThrough(harness, outcomes, relay.url, 'the sanitizing fetch', pending);
-      log(`   repaired: ${[...new Set(repairs.flatMap((event) => event.rules))].join(', ') || 'nothing'}`);
-    } finally {
-      await relay.close();
-    }
-    if (options.proxy !== undefined) {
-      log('gemini-cli 3b. the resumes that got the 400, again through the real `unstuck proxy --upstream <emulator>`');
-      const proxy = await options.proxy(server.url);
-      try {
-        await resumeThrough(harness, outcomes, proxy.url, proxy.label, pending);
-      } finally {
-        await proxy.close();
-      }
-    }
     log(
       'gemini-cli 3c. the resumes that got the 400, again with `unstuck run -- gemini …` (GOOGLE_GEMINI_BASE_URL at the emulator: the upstream unstuck run keeps)',
     );

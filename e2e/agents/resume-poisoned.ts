@@ -1,5 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import type { EmulatedRequest, Emulator } from '../../src/emulator/index.js';
+import { listenOn } from '../../src/emulator/listen.js';
+import type { RepairEvent } from '../../src/http/index.js';
+import { createSanitizingFetch } from '../../src/http/index.js';
+import { relayThrough } from './sanitizing-relay.js';
 
 /**
  * The half of an agent's e2e run that every agent shares: poison its saved session in several
@@ -154,5 +158,39 @@ export async function resumeThrough(
       `${outcome.poisoning.name}: through ${label} the emulator saw only valid requests`,
     );
     await writeFile(harness.file, harness.original);
+  }
+}
+
+/**
+ * The resumes that got the 400, again through each repairer in front of the emulator at `upstream`:
+ * the sanitizing fetch (a loopback relay), then, when given, the real `unstuck proxy` process.
+ */
+export async function resumeThroughRepairers(
+  harness: Harness,
+  outcomes: readonly Outcome[],
+  upstream: string,
+  pending: ReturnType<typeof createPending>,
+  steps: { fetch: string; proxy?: string },
+  proxy: AgentRunOptions['proxy'],
+): Promise<void> {
+  harness.log(steps.fetch);
+  const repairs: RepairEvent[] = [];
+  const relay = await listenOn(
+    relayThrough(createSanitizingFetch({ onRepair: (event) => repairs.push(event) }), upstream),
+    { port: 0, host: '127.0.0.1' },
+  );
+  try {
+    await resumeThrough(harness, outcomes, relay.url, 'the sanitizing fetch', pending);
+    harness.log(`   repaired: ${[...new Set(repairs.flatMap((event) => event.rules))].join(', ') || 'nothing'}`);
+  } finally {
+    await relay.close();
+  }
+  if (proxy === undefined || steps.proxy === undefined) return;
+  harness.log(steps.proxy);
+  const served = await proxy(upstream);
+  try {
+    await resumeThrough(harness, outcomes, served.url, served.label, pending);
+  } finally {
+    await served.close();
   }
 }
