@@ -6,16 +6,18 @@ import { describeFailure } from '../describe-failure.js';
 import { elementLabel, type HistoryDocument, readDocument } from '../documents.js';
 import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
 import { agentLabel, agentNames } from '../sessions/agent-readers.js';
+import { checkOpenCodeTarget, openCodeTarget } from '../sessions/opencode-command.js';
 import { isStoreUrl, readStoreDocument } from '../store-url.js';
 
 export const checkCommand: Command = {
   name: 'check',
   summary: 'Name every violation in a history, the way the provider would. Exit 0 valid, 1 violations, 2 bad input.',
   positionals: 'FILE...',
-  options: { ...historyOptions, agent: { type: 'string' } },
+  options: { ...historyOptions, agent: { type: 'string' }, session: { type: 'string' } },
   optionHelp: {
     ...historyOptionHelp,
     agent: `Read each FILE as this agent's session file (${agentNames.join(', ')}; default: recognised from the content)`,
+    session: "For OpenCode's opencode.db: the session to check (also FILE#ID; default: every session)",
   },
   async run({ values, positionals }, io) {
     const flags = readHistoryFlags(values);
@@ -28,6 +30,14 @@ export const checkCommand: Command = {
     for (const file of positionals) {
       let document: HistoryDocument;
       try {
+        // OpenCode's SQLite database: each of its sessions (or the one named) is checked.
+        const openCode = await openCodeTarget(file, values, io);
+        if (openCode !== undefined) {
+          const checked = await checkOpenCodeTarget(openCode, values, io);
+          files.push(...checked.json);
+          if (checked.exit !== EXIT.ok && exit === EXIT.ok) exit = checked.exit;
+          continue;
+        }
         document = isStoreUrl(file)
           ? await readStoreDocument(file, io)
           : await readDocument(file, io, typeof values['agent'] === 'string' ? { agent: values['agent'] } : {});

@@ -17,6 +17,7 @@ import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
 import type { ReportViolation } from '../report/render-repair-report.js';
 import { writeRepairReport } from '../report/write-repair-report.js';
 import { agentNames } from '../sessions/agent-readers.js';
+import { fixOpenCodeTarget, openCodeTarget } from '../sessions/opencode-command.js';
 import { refuseIfChanged, refuseIfOpenForWriting } from '../sessions/write-guard.js';
 import { isStoreUrl, readStoreDocument, writeStoreUrl } from '../store-url.js';
 
@@ -33,6 +34,7 @@ export const fixCommand: Command = {
     strongest: { type: 'boolean' },
     agent: { type: 'string' },
     report: { type: 'string' },
+    session: { type: 'string' },
   },
   optionHelp: {
     ...historyOptionHelp,
@@ -42,6 +44,8 @@ export const fixCommand: Command = {
     strongest: 'Also make ids unique across the request and fold repeated user messages (what a heal after a 400 uses)',
     agent: `Read FILE as this agent's session file (${agentNames.join(', ')}; default: recognised from the content)`,
     report: 'Write a self-contained HTML page showing what was wrong and what was changed to this file',
+    session:
+      "For OpenCode's opencode.db: the session to repair (also FILE#ID; default: every session). --write changes only its tool parts' rows, in one transaction, after a backup (FILE.bak)",
   },
   async run({ values, positionals }, io) {
     const flags = readHistoryFlags(values);
@@ -65,6 +69,9 @@ export const fixCommand: Command = {
       options.orphans = orphans;
     }
     if (values['strongest'] === true) options.level = 'strongest';
+    // OpenCode's SQLite database: its sessions' tool parts are repaired in place (sessions/opencode-command.ts).
+    const openCode = await openCodeTarget(file, values, io);
+    if (openCode !== undefined) return fixOpenCodeTarget(openCode, values, io);
 
     // With --write, the file is read, backed up and replaced under its writer lock: a second
     // `fix --write` waits, then reads the repaired file, and FILE.bak keeps the true original.
