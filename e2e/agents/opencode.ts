@@ -354,6 +354,12 @@ export async function runOpenCode(options: AgentRunOptions): Promise<string[]> {
         );
       }
       await writeFile(join(fixtures, `${name}.export.json`), exported.stdout);
+      // What OpenCode sent on the control resume, less its system prompt: what the reader's mapping must give.
+      const sent = control.requests.find((request) => request.status === 200)?.body as { messages?: unknown[] };
+      await writeFile(
+        join(fixtures, `${name}.control-request.messages.json`),
+        `${JSON.stringify((sent?.messages ?? []).slice(1), null, 2)}\n`,
+      );
       log(`   saved the session's rows (as written, and as each poisoning left them) and its export under ${fixtures}`);
     }
   } finally {

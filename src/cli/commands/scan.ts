@@ -8,6 +8,7 @@ import { decodeInput, readInputBytes } from '../read-input.js';
 import { type RepairOutcome, writeRepairReport } from '../report/write-repair-report.js';
 import { agentLabel, readAgentSession } from '../sessions/agent-readers.js';
 import type { AgentSession } from '../sessions/agent-session.js';
+import { scanOpenCodeDatabase } from '../sessions/opencode-command.js';
 import { sessionHomes } from '../sessions/session-homes.js';
 import { assessSession, type SessionOutcome } from '../sessions/session-outcome.js';
 import { fixCommand } from './fix.js';
@@ -15,7 +16,7 @@ import { fixCommand } from './fix.js';
 export const scanCommand: Command = {
   name: 'scan',
   summary:
-    'Find the session files of the agents unstuck knows (Claude Code, Cline, Roo Code, Codex, Gemini CLI) under their default homes or DIRs, and check each; writes nothing unless --fix. Exit 0 all valid, 1 problems, 2 bad input.',
+    'Find the session files of the agents unstuck knows (Claude Code, Cline, Roo Code, Codex, Gemini CLI, OpenCode) under their default homes or DIRs, and check each; writes nothing unless --fix. Exit 0 all valid, 1 problems, 2 bad input.',
   positionals: '[DIR...]',
   options: { json: { type: 'boolean' }, report: { type: 'string' }, fix: { type: 'boolean' } },
   optionHelp: {
@@ -54,6 +55,10 @@ export const scanCommand: Command = {
     const progress = io.stderr.isTTY === true && found.length > 50;
     for (const [at, candidate] of found.entries()) {
       if (progress && at % 20 === 0) io.stderr.write(`\rscanning ${at}/${found.length} files`);
+      if (basename(candidate.path) === 'opencode.db') {
+        scanned.push(...(await scanOpenCodeDatabase(candidate.path, now)));
+        continue;
+      }
       const result = await scanFile(candidate, io);
       if (result === undefined) continue;
       if ('unread' in result) unread.set(result.unread, (unread.get(result.unread) ?? 0) + 1);
@@ -101,17 +106,29 @@ export const scanCommand: Command = {
  */
 async function fixBroken(broken: readonly Scanned[], io: Parameters<Command['run']>[1], unreadable: number) {
   let failed = 0;
+  // OpenCode's sessions of one database are fixed together: one backup of it as it was, one transaction.
+  const openCodeDone = new Map<string, number>();
   for (const entry of broken) {
     const agent = entry.session?.agent;
+    const database = agent === 'opencode' ? entry.file.slice(0, entry.file.lastIndexOf('#')) : undefined;
+    if (database !== undefined && openCodeDone.has(database)) {
+      if (openCodeDone.get(database) !== EXIT.ok) failed += 1;
+      continue;
+    }
     try {
       const code = await fixCommand.run(
-        { values: { write: true, ...(agent === undefined ? {} : { agent }) }, positionals: [entry.file] },
+        {
+          values: { write: true, ...(agent === undefined || agent === 'opencode' ? {} : { agent }) },
+          positionals: [database ?? entry.file],
+        },
         io,
       );
+      if (database !== undefined) openCodeDone.set(database, code);
       if (code !== EXIT.ok) failed += 1;
     } catch (error) {
       if (!isUnstuckError(error)) throw error;
       failed += 1;
+      if (database !== undefined) openCodeDone.set(database, EXIT.usage);
       io.stderr.write(`unstuck scan --fix: ${entry.file}: ${error.message}\n`);
     }
   }
@@ -163,6 +180,7 @@ function isCandidate(name: string): boolean {
   return (
     name.endsWith('.jsonl') ||
     name === 'api_conversation_history.json' ||
+    name === 'opencode.db' ||
     /^(checkpoint-.*|session-.*)\.json$/.test(name)
   );
 }

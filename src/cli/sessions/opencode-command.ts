@@ -3,11 +3,13 @@ import { UnstuckError } from '../../core/errors.js';
 import type { RepairOptions } from '../../core/options.js';
 import { isProfileName, type ProfileName } from '../../core/profiles.js';
 import type { Io } from '../io.js';
+import type { AgentSession } from './agent-session.js';
 import type { OpenCodeDbSession } from './opencode-database.js';
 import { isSqliteFile, readOpenCodeDatabase, writeOpenCodeEdits } from './opencode-database.js';
 import type { OpenCodeAssessment } from './opencode-session.js';
 import { assessOpenCode } from './opencode-session.js';
 import { describeEdit } from './opencode-writeback.js';
+import type { SessionOutcome } from './session-outcome.js';
 
 /**
  * `check`, `fix` and `scan` on OpenCode's database: FILE is `opencode.db` (any SQLite file is looked at; one that
@@ -163,4 +165,47 @@ export async function fixOpenCodeTarget(target: OpenCodeTarget, values: Values, 
   }
   if (values['json'] === true) io.stdout.write(`${JSON.stringify({ sessions: json })}\n`);
   return exit;
+}
+
+/** One session of a database as `scan` lists it: an AgentSession (read only: fix writes the rows) and its outcome. */
+export interface OpenCodeScanned {
+  file: string;
+  ageMs: number;
+  session?: AgentSession;
+  outcome?: SessionOutcome;
+  error?: string;
+}
+
+/** `scan`: every session of the database at FILE, checked under its provider's profile; nothing written. */
+export async function scanOpenCodeDatabase(file: string, now: number): Promise<OpenCodeScanned[]> {
+  let checked: OpenCodeChecked[];
+  try {
+    checked = await assessOpenCodeTarget({ file, label: file }, {});
+  } catch (error) {
+    if (!(error instanceof UnstuckError)) throw error;
+    return [{ file, ageMs: 0, error: error.message }];
+  }
+  return checked.map(({ label, session, assessment }) => ({
+    file: label,
+    ageMs: Math.max(0, now - session.updated),
+    session: {
+      agent: 'opencode',
+      wire: 'openai-chat',
+      native: assessment.messages,
+      sources: assessment.sources.map(() => []),
+      sourceKind: 'element',
+      problems: session.problems,
+      write() {
+        throw new UnstuckError('USAGE', "a session of OpenCode's database is repaired by fix on the database", {
+          file: label,
+        });
+      },
+    },
+    outcome: {
+      violations: assessment.violations,
+      changes: assessment.changes,
+      remaining: assessment.remaining,
+      repaired: assessment.repaired,
+    },
+  }));
 }

@@ -156,11 +156,14 @@ export async function writeOpenCodeEdits(
   file: string,
   changes: readonly { session: OpenCodeDbSession; edits: readonly PartEdit[] }[],
 ): Promise<{ backup: string }> {
-  await refuseIfOpenForWriting(file);
-  await refuseIfOpenForWriting(`${file}-wal`).catch((error: unknown) => {
-    if (error instanceof UnstuckError) throw new UnstuckError(error.code, error.message, { file });
-    throw error;
-  });
+  // A running OpenCode (its TUI, `run` or `serve`) keeps the database and its WAL open read-write all along.
+  for (const path of [file, `${file}-wal`])
+    await refuseIfOpenForWriting(path).catch((error: unknown) => {
+      if (!(error instanceof UnstuckError)) throw error;
+      throw new UnstuckError(error.code, error.message.replace('not replaced, nothing written', 'nothing written'), {
+        file,
+      });
+    });
   const database = await openDatabase(file, false);
   try {
     const backup = `${file}.bak`;

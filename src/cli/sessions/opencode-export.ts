@@ -3,6 +3,7 @@ import type { AgentReader, AgentSession } from './agent-session.js';
 import { isRecord } from './align-repaired.js';
 import type { OpenCodeMessage } from './opencode-history.js';
 import { toOpenCodeChat } from './opencode-history.js';
+import { sessionProfile } from './opencode-session.js';
 import { applyEdit, planWriteback } from './opencode-writeback.js';
 
 /**
@@ -32,7 +33,8 @@ function readOpenCodeExport(file: string, text: string): AgentSession {
     });
   }
   const history = exportHistory(document, file);
-  const { messages, sources } = toOpenCodeChat(history);
+  // What is sent depends on the model the next request goes to (opencode-session.ts sessionProfile).
+  const { messages, sources } = toOpenCodeChat(history, sessionProfile(history, {}));
   const parts = new Map<string, Record<string, unknown>>();
   for (const message of history) for (const part of message.parts) parts.set(String(part['id']), part);
   const elementOf = new Map(history.map((message, index) => [message.info['id'], index]));

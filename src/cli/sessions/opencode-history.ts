@@ -41,11 +41,22 @@ export const CLEARED = '[Old tool result content cleared]';
  *   text parts joined, its tool parts as `tool_calls` with `id: callID`, `arguments: JSON(state.input)`),
  *   then one tool message per tool part: a completed part's `state.output` (or the "cleared" marker when
  *   compacted), an error part's `state.error`, and for a pending or running part the "interrupted" marker.
- * - reasoning parts are not sent by the openai-compatible provider; steps with nothing in them are dropped.
+ * - a step's reasoning parts go as `reasoning_content` (their text joined) when there is any text; for a model whose
+ *   id names DeepSeek, OpenCode's ProviderTransform gives every assistant message a `reasoning_content`, empty
+ *   when the step had none (provider/transform.ts `message`, and the `interleaved` field it reads);
+ * - steps with nothing in them are dropped.
+ *
+ * Not modelled (the history read then differs from the one sent, and the decision record says so): the call-id
+ * rewriting OpenCode does for Claude and Mistral model ids, the "Done." message it adds for Mistral, and the
+ * Anthropic, Google and other native wires.
  *
  * Shown as seen on the wire with the 1.18.33 binary against the emulator (test/fixtures/agents/opencode/).
  */
-export function toOpenCodeChat(history: readonly OpenCodeMessage[]): { messages: Message[]; sources: ChatSource[] } {
+export function toOpenCodeChat(
+  history: readonly OpenCodeMessage[],
+  options: { model?: string } = {},
+): { messages: Message[]; sources: ChatSource[] } {
+  const interleaved = options.model?.toLowerCase().includes('deepseek') === true;
   const messages: Message[] = [];
   const sources: ChatSource[] = [];
   for (const message of history) {
@@ -74,7 +85,11 @@ export function toOpenCodeChat(history: readonly OpenCodeMessage[]): { messages:
     for (const step of steps(message.parts)) {
       const texts = step.filter((part) => part['type'] === 'text' && typeof part['text'] === 'string');
       const tools = step.filter(isToolPart);
-      if (texts.length === 0 && tools.length === 0) continue;
+      const reasoning = step
+        .filter((part) => part['type'] === 'reasoning' && typeof part['text'] === 'string')
+        .map((part) => part['text'] as string)
+        .join('');
+      if (texts.length === 0 && tools.length === 0 && reasoning === '') continue;
       const assistant: Message = { role: 'assistant', content: texts.map((part) => part['text'] as string).join('') };
       if (tools.length > 0)
         assistant.tool_calls = tools.map((part) => ({
@@ -82,6 +97,7 @@ export function toOpenCodeChat(history: readonly OpenCodeMessage[]): { messages:
           type: 'function',
           function: { name: part['tool'] as string, arguments: JSON.stringify(stateOf(part)['input'] ?? {}) },
         }));
+      if (reasoning !== '' || interleaved) assistant.reasoning_content = reasoning;
       messages.push(assistant);
       sources.push({ messageId, callParts: tools.map(partId), otherParts: texts.map(partId) });
       for (const part of tools) {

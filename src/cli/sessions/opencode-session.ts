@@ -5,6 +5,7 @@ import type { RepairOptions } from '../../core/options.js';
 import { isProfileName, type ProfileName } from '../../core/profiles.js';
 import { repair } from '../../core/repair.js';
 import type { Remaining, Violation } from '../../core/violation.js';
+import { isRecord } from './align-repaired.js';
 import type { ChatSource, OpenCodeMessage } from './opencode-history.js';
 import { toOpenCodeChat } from './opencode-history.js';
 import type { WritebackPlan } from './opencode-writeback.js';
@@ -26,18 +27,22 @@ export interface OpenCodeAssessment {
 }
 
 /**
- * The provider profile a session is checked under: `--profile` when given, else the provider the session's last
- * assistant turn went to when unstuck knows it by that name (OpenCode's provider ids `openai`, `deepseek`,
- * `groq`, `mistral`, `moonshot`…), else OpenAI's. The model is the one that turn used (some rules depend on it).
+ * The provider profile a session is checked under: `--profile` when given, else the provider its next request
+ * goes to (the model of its last user message, which OpenCode keeps per message; else of its last assistant
+ * message) when unstuck knows it by that name (OpenCode's provider ids `openai`, `deepseek`, `groq`, `mistral`,
+ * `moonshot`…), else OpenAI's. The model is that one too (some rules depend on it, and so does what is sent).
  */
 export function sessionProfile(
   history: readonly OpenCodeMessage[],
   explicit: { profile?: ProfileName; model?: string },
 ): { profile: ProfileName; model?: string } {
-  const last = [...history].reverse().find((message) => message.info['role'] === 'assistant')?.info;
-  const provider = typeof last?.['providerID'] === 'string' ? last['providerID'] : '';
+  const reversed = [...history].reverse();
+  const user = reversed.find((message) => message.info['role'] === 'user')?.info['model'];
+  const assistant = reversed.find((message) => message.info['role'] === 'assistant')?.info;
+  const chosen = isRecord(user) ? user : assistant;
+  const provider = typeof chosen?.['providerID'] === 'string' ? chosen['providerID'] : '';
   const profile = explicit.profile ?? (isProfileName(provider) ? provider : 'openai');
-  const model = explicit.model ?? (typeof last?.['modelID'] === 'string' ? last['modelID'] : undefined);
+  const model = explicit.model ?? (typeof chosen?.['modelID'] === 'string' ? chosen['modelID'] : undefined);
   return model === undefined ? { profile } : { profile, model };
 }
 
@@ -45,8 +50,9 @@ export function assessOpenCode(
   history: readonly OpenCodeMessage[],
   options: Omit<RepairOptions, 'format' | 'profile'> & { profile?: ProfileName },
 ): OpenCodeAssessment {
-  const { messages, sources } = toOpenCodeChat(history);
   const { profile, model } = sessionProfile(history, options);
+  const sent = model === undefined ? {} : { model };
+  const { messages, sources } = toOpenCodeChat(history, sent);
   const coreOptions: RepairOptions = { ...options, profile, ...(model === undefined ? {} : { model }) };
   const violations = check(messages, coreOptions);
   const parts = new Map<string, Record<string, unknown>>();
@@ -65,7 +71,7 @@ export function assessOpenCode(
   const result = repair(messages, coreOptions);
   const plan = planWriteback(messages, sources, parts, result.messages);
   const edited = applyPlan(history, plan);
-  const after = check(toOpenCodeChat(edited).messages, coreOptions);
+  const after = check(toOpenCodeChat(edited, sent).messages, coreOptions);
   return {
     ...base,
     violations,

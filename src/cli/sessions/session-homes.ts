@@ -18,6 +18,8 @@ export function sessionHomes(env: Record<string, string | undefined>): SessionHo
     { agent: 'Claude Code', path: join(env['CLAUDE_CONFIG_DIR'] ?? join(home, '.claude'), 'projects') },
     { agent: 'Codex', path: join(env['CODEX_HOME'] ?? join(home, '.codex'), 'sessions') },
     { agent: 'Gemini CLI', path: join(home, '.gemini', 'tmp') },
+    // OpenCode's opencode.db (all its sessions in one SQLite file): read by sessions/opencode-command.ts.
+    { agent: 'OpenCode', path: join(env['XDG_DATA_HOME'] ?? join(home, '.local', 'share'), 'opencode') },
   ];
   const configRoots = [
     env['XDG_CONFIG_HOME'] ?? join(home, '.config'),
