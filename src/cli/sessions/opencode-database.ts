@@ -1,4 +1,4 @@
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { UnstuckError } from '../../core/errors.js';
@@ -33,6 +33,8 @@ export interface OpenCodeDbSession {
 export async function isSqliteFile(file: string): Promise<boolean> {
   let handle: Awaited<ReturnType<typeof open>> | undefined;
   try {
+    // Only a regular file is opened: opening a FIFO with no writer would wait for ever.
+    if (!(await stat(file)).isFile()) return false;
     handle = await open(file, 'r');
     const buffer = Buffer.alloc(16);
     const { bytesRead } = await handle.read(buffer, 0, 16, 0);
@@ -101,48 +103,51 @@ async function openDatabase(file: string, readonly: boolean): Promise<BetterSqli
 export async function readOpenCodeDatabase(file: string, session?: string): Promise<OpenCodeDbSession[]> {
   const database = await openDatabase(file, true);
   try {
-    const sessions = database
-      .prepare(
-        `select id, title, time_updated as updated from session${session === undefined ? '' : ' where id = ?'} order by time_created, id`,
-      )
-      .all(...(session === undefined ? [] : [session])) as { id: string; title: string; updated: number }[];
-    if (session !== undefined && sessions.length === 0)
-      throw new UnstuckError('INPUT_INVALID', `no session '${session}' in this OpenCode database`, { file });
-    const messages = database.prepare('select id, data from message where session_id = ? order by time_created, id');
-    const parts = database.prepare(
-      'select id, message_id, data from part where session_id = ? order by message_id, id',
-    );
-    return sessions.map((row) => {
-      const problems: SessionProblem[] = [];
-      const parse = (table: string, id: string, text: string): Record<string, unknown> | undefined => {
-        try {
-          const value: unknown = JSON.parse(text);
-          if (isRecord(value)) return value;
-        } catch {}
-        problems.push({ file, why: `${table} ${id}: its data is not a JSON object (kept as it is, not read)` });
-        return undefined;
-      };
-      const byMessage = new Map<string, Record<string, unknown>[]>();
-      const partRows = new Map<string, string>();
-      for (const part of parts.all(row.id) as { id: string; message_id: string; data: string }[]) {
-        const data = parse('part', part.id, part.data);
-        if (data === undefined) continue;
-        partRows.set(part.id, part.data);
-        const list = byMessage.get(part.message_id) ?? [];
-        list.push({ ...data, id: part.id, sessionID: row.id, messageID: part.message_id });
-        byMessage.set(part.message_id, list);
-      }
-      const history: OpenCodeMessage[] = [];
-      for (const message of messages.all(row.id) as { id: string; data: string }[]) {
-        const data = parse('message', message.id, message.data);
-        if (data === undefined) continue;
-        history.push({ info: { ...data, id: message.id, sessionID: row.id }, parts: byMessage.get(message.id) ?? [] });
-      }
-      return { id: row.id, title: row.title, updated: row.updated, history, partRows, problems };
-    });
+    // One read transaction: sessions, messages and parts from one snapshot, whatever OpenCode writes meanwhile.
+    return database.transaction(() => readSessions(database, file, session))();
   } finally {
     database.close();
   }
+}
+
+function readSessions(database: BetterSqlite3.Database, file: string, session?: string): OpenCodeDbSession[] {
+  const sessions = database
+    .prepare(
+      `select id, title, time_updated as updated from session${session === undefined ? '' : ' where id = ?'} order by time_created, id`,
+    )
+    .all(...(session === undefined ? [] : [session])) as { id: string; title: string; updated: number }[];
+  if (session !== undefined && sessions.length === 0)
+    throw new UnstuckError('INPUT_INVALID', `no session '${session}' in this OpenCode database`, { file });
+  const messages = database.prepare('select id, data from message where session_id = ? order by time_created, id');
+  const parts = database.prepare('select id, message_id, data from part where session_id = ? order by message_id, id');
+  return sessions.map((row) => {
+    const problems: SessionProblem[] = [];
+    const parse = (table: string, id: string, text: string): Record<string, unknown> | undefined => {
+      try {
+        const value: unknown = JSON.parse(text);
+        if (isRecord(value)) return value;
+      } catch {}
+      problems.push({ file, why: `${table} ${id}: its data is not a JSON object (kept as it is, not read)` });
+      return undefined;
+    };
+    const byMessage = new Map<string, Record<string, unknown>[]>();
+    const partRows = new Map<string, string>();
+    for (const part of parts.all(row.id) as { id: string; message_id: string; data: string }[]) {
+      const data = parse('part', part.id, part.data);
+      if (data === undefined) continue;
+      partRows.set(part.id, part.data);
+      const list = byMessage.get(part.message_id) ?? [];
+      list.push({ ...data, id: part.id, sessionID: row.id, messageID: part.message_id });
+      byMessage.set(part.message_id, list);
+    }
+    const history: OpenCodeMessage[] = [];
+    for (const message of messages.all(row.id) as { id: string; data: string }[]) {
+      const data = parse('message', message.id, message.data);
+      if (data === undefined) continue;
+      history.push({ info: { ...data, id: message.id, sessionID: row.id }, parts: byMessage.get(message.id) ?? [] });
+    }
+    return { id: row.id, title: row.title, updated: row.updated, history, partRows, problems };
+  });
 }
 
 /**

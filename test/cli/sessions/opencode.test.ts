@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -188,6 +189,16 @@ describe('OpenCode 1.18.33 sessions (rows and export written by the real binary)
     );
     assert.equal(io.err().trim().split('\n').length, 1);
     assert.equal(existsSync(`${file}.bak`), false);
+  });
+
+  test('a FIFO named as FILE is not opened to look for a database: one line, exit 2, no wait', {
+    timeout: 10_000,
+  }, async () => {
+    const fifo = path('pipe');
+    execFileSync('mkfifo', [fifo]);
+    const io = captureIo();
+    assert.equal(await run(['check', fifo], io), 2);
+    assert.match(io.err(), /not a regular file \(a FIFO\)/);
   });
 
   test('fix --write refuses while another connection holds the write lock: one line, no row changed', async () => {
