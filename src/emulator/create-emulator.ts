@@ -134,7 +134,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     } catch (error) {
       return record({ body: undefined, violations: [], status: 400 }, wire.notJson((error as Error).message));
     }
-    const checked = wire.check(body, route);
+    const checked = wire.check(body, route, url);
     if (checked.kind === 'shape') {
       return record(
         { body, violations: [], status: 400 },

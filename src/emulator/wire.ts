@@ -56,8 +56,8 @@ export interface EmulatorWire {
   checkHeaders(headers: Headers, url: URL): Response | undefined;
   /** A body that is not JSON, worded as this provider words it. */
   notJson(reason: string): Response;
-  /** Checks a parsed body: its shape for the route, then its history with the core at request scope. */
-  check(body: unknown, route: WireRoute): WireCheck;
+  /** Checks a parsed body: its shape for the route, then its history with the core at request scope (the URL may name the model). */
+  check(body: unknown, route: WireRoute, url: URL): WireCheck;
   /** The provider's own answer to the first violation. */
   violation(violation: Violation): Response;
   /** The answer to a valid count-tokens request. */

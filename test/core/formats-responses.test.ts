@@ -318,3 +318,64 @@ describe('responses-input rules: custom, local shell, tool search and MCP items'
     assert.deepEqual(rules(repaired.messages), []);
   });
 });
+
+describe('responses-input rules the request decides: its model and its endpoint', () => {
+  const serverCall = (callId: string) => call(callId, { id: `fc_${callId}` });
+  const withModel = (input: unknown[], options: RepairOptions) =>
+    check(input, { format: 'responses-input', ...options }).map((violation) => `${violation.rule}@${violation.index}`);
+
+  test('reasoning-item-missing: at the heal (level strongest), a server-id item without its reasoning item; the id dropped, the content kept', () => {
+    const input = deepFreeze([message('user', 'q'), serverCall('a'), output('a'), message('assistant', 'done')]);
+    const strongest = { level: 'strongest' as const };
+    assert.deepEqual(withModel(input, { model: 'gpt-5', ...strongest }), ['reasoning-item-missing@1']);
+    assert.match(
+      check(input, { format: 'responses-input', model: 'o3', ...strongest })[0]?.message ?? '',
+      /^Item 'fc_a' of type 'function_call' was provided without its required 'reasoning' item/,
+    );
+    // A model not read is taken as a reasoning one there (the API named the rule); a chat model never.
+    assert.deepEqual(withModel(input, { model: 'my-gateway-alias', ...strongest }), ['reasoning-item-missing@1']);
+    for (const model of ['gpt-4o', 'gpt-4.1-mini', 'gpt-5-chat-latest'])
+      assert.deepEqual(withModel(input, { model, ...strongest }), [], model);
+    // The first pass leaves it: the request may be valid (only the API's store knows how the item was produced).
+    assert.deepEqual(withModel(input, { model: 'gpt-5' }), []);
+    assert.equal(fix(input, { model: 'gpt-5' }).messages, input);
+    const repaired = fix(input, { model: 'gpt-5', ...strongest });
+    const { id: _id, ...withoutId } = input[1] as Record<string, unknown>;
+    assert.deepEqual(repaired.messages, [input[0], withoutId, input[2], input[3]]);
+    assert.deepEqual(
+      repaired.changes.map((change) => change.kind),
+      ['field-removed'],
+    );
+  });
+
+  test('reasoning-item-missing: the reasoning item anywhere earlier in the same model turn is enough (parallel calls, a message then calls)', () => {
+    const msg = { type: 'message', id: 'msg_1', role: 'assistant', content: [{ type: 'output_text', text: 'on it' }] };
+    const input = deepFreeze([
+      message('user', 'q'),
+      reasoning('rs_1'),
+      msg,
+      serverCall('a'),
+      serverCall('b'),
+      output('a'),
+      output('b'),
+      serverCall('c'),
+      output('c'),
+    ]);
+    const options = { model: 'gpt-5-codex', level: 'strongest' as const };
+    assert.deepEqual(withModel(input, options), ['reasoning-item-missing@7']);
+    assert.deepEqual(withModel(input.slice(0, 7), options), []);
+  });
+
+  test('system-role-unsupported: only where the request goes to the ChatGPT Codex backend; there sent as a developer message', () => {
+    const input = deepFreeze([message('system', 'Be terse.'), message('user', 'Hi')]);
+    assert.deepEqual(withModel(input, {}), []);
+    assert.deepEqual(withModel(input, { endpoint: 'chatgpt-codex' }), ['system-role-unsupported@0']);
+    const repaired = fix(input, { endpoint: 'chatgpt-codex' });
+    assert.deepEqual(repaired.messages, [{ ...message('system', 'Be terse.'), role: 'developer' }, input[1]]);
+    assert.equal(repaired.messages[1], input[1]);
+    assert.deepEqual(
+      repaired.changes.map((change) => change.kind),
+      ['role-renamed'],
+    );
+  });
+});

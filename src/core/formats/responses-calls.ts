@@ -124,3 +124,11 @@ export function syntheticOutput(call: ResponsesItem, callId: string): ResponsesI
 export function outputContent(item: ResponsesItem): unknown {
   return itemType(item) === 'tool_search_output' ? item['tools'] : item['output'];
 }
+
+/** An item one response produces after its reasoning: an assistant message, or a call of any kind (mcp_call and the hosted tools' too). */
+export function isReasoningModelOutput(item: unknown): boolean {
+  if (!isRecord(item)) return false;
+  const type = itemType(item);
+  if (type === 'message') return item['role'] === 'assistant';
+  return type.endsWith('_call');
+}

@@ -1,7 +1,9 @@
+import type { CheckOptions } from '../options.js';
 import type { Violation } from '../violation.js';
 import { isRecord } from './native-tag.js';
 import { type CallRef, callRef, keyOf, outputRef } from './responses-calls.js';
 import { isMessageItem, itemType } from './responses-input.js';
+import { checkResponsesRequest } from './responses-request-rules.js';
 
 /**
  * The Responses `input` rules, worded as the API words them (the rule catalogue,
@@ -36,7 +38,7 @@ export function isProducedItem(item: unknown): boolean {
   return type.endsWith('_call');
 }
 
-export function checkResponsesInput(input: readonly unknown[]): Violation[] {
+export function checkResponsesInput(input: readonly unknown[], options: CheckOptions = {}): Violation[] {
   const violations: Violation[] = [];
   const report = (violation: Violation) => violations.push(violation);
   const itemIds = new Set<string>();
@@ -126,6 +128,7 @@ export function checkResponsesInput(input: readonly unknown[]): Violation[] {
       });
     }
   }
+  checkResponsesRequest(input, options, report);
   for (const [key, call] of owed) {
     if (!answered.has(key))
       report({

@@ -16,6 +16,7 @@ import {
 } from './responses-calls.js';
 import { checkResponsesInput, isProducedItem } from './responses-check.js';
 import { itemType, type ResponsesItem } from './responses-input.js';
+import { fixResponsesRequest } from './responses-request-rules.js';
 
 const WHY: Partial<Record<RuleId, string>> = {
   'tool-call-id-duplicate': 'two different items share an id that repair cannot drop without losing one of them',
@@ -31,7 +32,7 @@ const WHY: Partial<Record<RuleId, string>> = {
  * item without the item it produced dropped (its encrypted content cannot be replayed alone).
  */
 export function repairResponsesInput(input: readonly unknown[], options: RepairOptions = {}): RepairResult<unknown> {
-  if (checkResponsesInput(input).length === 0)
+  if (checkResponsesInput(input, options).length === 0)
     return { messages: input as unknown[], changes: [], remaining: [], changed: false };
   const changes: Change[] = [];
   let entries: NativeEntry[] = [];
@@ -44,8 +45,9 @@ export function repairResponsesInput(input: readonly unknown[], options: RepairO
   entries = pairByCallId(entries, options, changes);
   entries = answerOrStrip(entries, options, changes);
   entries = dropDanglingReasoning(entries, changes);
+  entries = fixResponsesRequest(entries, options, changes);
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
-  const remaining = checkResponsesInput(messages).map((violation) => ({
+  const remaining = checkResponsesInput(messages, options).map((violation) => ({
     ...violation,
     why: WHY[violation.rule] ?? 'no repair strategy covers this case',
   }));

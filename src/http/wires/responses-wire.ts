@@ -2,7 +2,7 @@ import type { RepairOptions } from '../../core/index.js';
 import { check, classifyError, repair } from '../../core/index.js';
 import { openAIError } from '../openai-error-response.js';
 import type { HttpWire, RepairSettings, SanitizedWireBody, WireBody } from './http-wire.js';
-import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
+import { healsNamedRule, parseObject, pathnameOf, repairedRules } from './http-wire.js';
 
 /**
  * OpenAI Responses: `POST …/responses`, `…/responses/compact` and `…/responses/input_tokens`,
@@ -30,23 +30,38 @@ export const responsesWire: HttpWire<'responses'> = {
     const previous = body['previous_response_id'];
     return previous === undefined || previous === null ? body : undefined;
   },
-  sanitize: (body, settings) => sanitize(body, settings.policy),
+  sanitize: (body, settings) => sanitize(body, settings),
   heal(sent, status, text, settings) {
     if (status !== 400) return undefined;
     const verdict = classifyError(status, text);
     if (verdict === undefined || verdict.provider !== 'openai-responses') return undefined;
-    // The request was repaired before it went out: a retry helps only if the repair still finds something to change.
-    const healed = sanitize(sent, settings.policy);
-    return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
+    // The request was repaired before it went out: the retry is the strongest repair of it (which
+    // also takes an unread model for a reasoning one and system messages as refused), sent only when
+    // that removes what the 400 named.
+    const healed = sanitize(sent, settings, 'strongest');
+    return healed.changed && healsNamedRule(healed.rules, verdict.rule)
+      ? { ...healed, rejectedFor: verdict.rule }
+      : undefined;
   },
   // The Responses API answers errors in OpenAI's envelope: {error: {message, type, param, code}}.
   error: (status, message, code) => openAIError(status, message, code),
 };
 
+/** The ChatGPT-subscription Codex backend (what Codex's `chatgpt` auth talks to), which refuses system messages. */
+const CHATGPT_CODEX = /^https:\/\/chatgpt\.com\/backend-api\/codex(?:\/|$)/;
+
 /** The one place this wire asks the core: repair `input`, and name the rules the repair removed. */
-function sanitize(body: WireBody, policy: RepairSettings['policy']): SanitizedWireBody {
+function sanitize(
+  body: WireBody,
+  settings: RepairSettings,
+  level: 'default' | 'strongest' = 'default',
+): SanitizedWireBody {
   const input = body['input'] as unknown[];
-  const options: RepairOptions = { format: 'responses-input' };
+  // The request's model and where it goes decide the rules that depend on them (reasoning items, system messages).
+  const options: RepairOptions = { format: 'responses-input', level };
+  if (typeof body['model'] === 'string') options.model = body['model'];
+  if (settings.url !== undefined && CHATGPT_CODEX.test(settings.url)) options.endpoint = 'chatgpt-codex';
+  const policy = settings.policy;
   if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
   if (policy?.orphans !== undefined) options.orphans = policy.orphans;
   const result = repair(input, options);
@@ -55,7 +70,7 @@ function sanitize(body: WireBody, policy: RepairSettings['policy']): SanitizedWi
     body: { ...body, input: result.messages },
     changed: true,
     changes: result.changes,
-    rules: repairedRules(check(input, { format: 'responses-input' }), result.remaining),
+    rules: repairedRules(check(input, options), result.remaining),
     remaining: result.remaining,
   };
 }
