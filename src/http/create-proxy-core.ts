@@ -247,8 +247,10 @@ class Exchange implements ProxyExchange {
     this.maxBodyBytes = settings.maxBodyBytes;
     this.timeoutMs = settings.timeoutMs;
     this.isMetrics = admitted && method === 'GET' && pathname === '/metrics';
+    const refused = admitted ? this.#wire?.answersLocally?.(method, pathname) : undefined;
     if (!admitted)
       this.local = this.#error(403, 'unstuck proxy: this proxy serves only the agent it was started for', 'forbidden');
+    else if (refused !== undefined) this.local = this.#error(refused.status, refused.message, refused.code);
     else if (method === 'GET' && pathname === '/healthz')
       this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
     else if (this.isMetrics)

@@ -55,6 +55,12 @@ export interface HttpWire<N extends WireName = WireName> {
     text: string,
     settings: RepairSettings,
   ): (SanitizedWireBody & { rejectedFor: RuleId }) | undefined;
+  /**
+   * A request of this wire's path the proxy answers itself, before any upstream (status, message,
+   * code: sent in `error`'s shape), or undefined to carry it on. The Responses wire refuses a
+   * WebSocket handshake this way.
+   */
+  answersLocally?(method: string, pathname: string): { status: number; message: string; code: string } | undefined;
   /** An error the proxy answers itself (413, 502, 504…), in the shape this wire's clients parse. */
   error(status: number, message: string, code: string): LocalAnswer;
 }

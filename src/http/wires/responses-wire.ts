@@ -16,6 +16,8 @@ import { healsNamedRule, parseObject, pathnameOf, repairedRules } from './http-w
  * orphans. A string `input` has no history and goes out untouched as well.
  */
 const RESPONSES_PATH = /\/responses(?:\/compact|\/input_tokens)?\/?$/;
+/** The create path alone (`…/responses`), where Codex opens its WebSocket (`websocket_url_for_path` appends `/responses`). */
+const CREATE_PATH = /\/responses\/?$/;
 
 export const responsesWire: HttpWire<'responses'> = {
   name: 'responses',
@@ -42,6 +44,22 @@ export const responsesWire: HttpWire<'responses'> = {
     return healed.changed && healsNamedRule(healed.rules, verdict.rule)
       ? { ...healed, rejectedFor: verdict.rule }
       : undefined;
+  },
+  answersLocally(method, pathname) {
+    if (method !== 'GET' || !CREATE_PATH.test(pathname)) return undefined;
+    // A GET on the create path is the Responses WebSocket handshake (Codex tries it first). The proxy
+    // repairs HTTP bodies and relays no WebSocket, so it refuses the upgrade with 426 Upgrade
+    // Required: the one status on which Codex falls back to HTTP at once, without retries or a
+    // warning (codex-rs/core/src/client.rs, `stream_responses_websocket`: `TransportError::Http {
+    // status }` with `status == StatusCode::UPGRADE_REQUIRED` returns
+    // `WebsocketStreamOutcome::FallbackToHttp`, and `try_switch_fallback_transport` keeps the
+    // session on HTTP; any other handshake status is a stream error, retried with backoff first).
+    return {
+      status: 426,
+      message:
+        'unstuck proxy: the Responses WebSocket transport is not relayed here; send POST …/responses (HTTP, streamed with SSE)',
+      code: 'websocket_not_supported',
+    };
   },
   // The Responses API answers errors in OpenAI's envelope: {error: {message, type, param, code}}.
   error: (status, message, code) => openAIError(status, message, code),
