@@ -105,7 +105,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     }
     const { wire, route } = found;
     if (request.method !== 'POST')
-      return wire.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`);
+      return (
+        wire.notPost?.(request, route) ??
+        wire.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`)
+      );
 
     const record = (entry: Omit<EmulatedRequest, 'path' | 'wire'>, response: Response): Response => {
       const recorded = { wire: wire.name, path, ...entry };

@@ -43,6 +43,11 @@ export interface EmulatorWire {
   name: WireName;
   /** The requests it serves, for the emulator's 404 text (`POST /v1/messages`, ...). */
   paths: readonly string[];
+  /**
+   * The answer to a request of this wire's path that is not a POST, where the wire has one of its own
+   * (else the emulator's 405). The Responses wire answers a WebSocket handshake 426: it speaks HTTP only.
+   */
+  notPost?(request: Request, route: WireRoute): Response | undefined;
   /** The route a path is on this wire, or undefined when the path is not this wire's. */
   route(path: string): WireRoute | undefined;
   /** An error in the wire's own body shape and type names. */

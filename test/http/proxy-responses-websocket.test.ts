@@ -96,4 +96,13 @@ describe('the proxy refuses the Responses WebSocket with 426, so Codex falls bac
       }
     });
   }
+
+  test('the emulator refuses the handshake the same way (it speaks HTTP only), so a run straight at it falls back at once too', async () => {
+    const before = emulator.requests.length;
+    const answer = await rawRequest(served.url, handshake(new URL(served.url).host));
+    assert.match(answer, /^HTTP\/1\.1 426 /);
+    assert.equal(emulator.requests.length, before);
+    // A plain GET there is still the 405 it was.
+    assert.equal((await fetch(`${served.url}/v1/responses`)).status, 405);
+  });
 });

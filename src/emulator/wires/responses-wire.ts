@@ -78,6 +78,16 @@ export function createResponsesWire(): EmulatorWire {
             ? 'count-tokens'
             : undefined,
     error,
+    /**
+     * A WebSocket handshake on `/v1/responses` (Codex tries one before it POSTs): this emulator speaks
+     * the HTTP transport only, so it refuses the upgrade with 426, on which Codex falls back to HTTP
+     * at once (codex-rs/core/src/client.rs: `StatusCode::UPGRADE_REQUIRED` is `FallbackToHttp`).
+     */
+    notPost(request, route) {
+      if (request.method !== 'GET' || route !== 'generate') return undefined;
+      if (!/\bwebsocket\b/i.test(request.headers.get('upgrade') ?? '')) return undefined;
+      return error(426, 'invalid-request', 'This endpoint is served over HTTP only here: send POST /v1/responses.');
+    },
     /** The API refuses a request without a bearer key before reading it (401, param and code null). */
     checkHeaders(headers) {
       if (/^Bearer \S/i.test(headers.get('authorization') ?? '')) return undefined;
