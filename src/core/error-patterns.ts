@@ -495,6 +495,13 @@ export const ERROR_PATTERNS: ReadonlyArray<{ provider: string; rule: RuleId; pat
     rule: 'tool-calls-unanswered',
     pattern: new RegExp('No tool output found for function call'),
   },
+  // Not a catalogue entry's match: the API's text for a custom_tool_call without its output
+  // (seen through a router in front of Codex, diegosouzapw/OmniRoute#8946).
+  {
+    provider: 'openai-responses',
+    rule: 'tool-calls-unanswered',
+    pattern: new RegExp('No tool output found for custom tool call'),
+  },
   { provider: 'dashscope', rule: 'content-null', pattern: new RegExp('The content field is a required field') },
   { provider: 'openai-chat', rule: 'tool-result-duplicate', pattern: new RegExp("Duplicate value for 'tool_call_id'") },
   { provider: 'deepseek', rule: 'tool-call-id-duplicate', pattern: new RegExp("Duplicate value for 'tool_call_id'") },

@@ -19,6 +19,11 @@ export interface CheckOptions {
   model?: string;
   /** Thinking mode on or off; when absent the profile decides from the model (Anthropic: off). */
   thinking?: boolean;
+  /**
+   * Where the request goes, when that decides a rule: 'chatgpt-codex' is the ChatGPT-subscription
+   * Codex backend (chatgpt.com/backend-api/codex), which refuses system messages in Responses input.
+   */
+  endpoint?: 'chatgpt-codex';
   /** 'strongest' also checks ids unique across the request and repeated user messages. */
   level?: 'default' | 'strongest';
   /**

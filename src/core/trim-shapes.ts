@@ -2,6 +2,7 @@ import { UnstuckError } from './errors.js';
 import { type FormatName, formatNames } from './formats/format-types.js';
 import { callOf, responseOf, roleOf } from './formats/gemini-contents.js';
 import { isRecord } from './formats/native-tag.js';
+import { callRef, keyOf, outputRef } from './formats/responses-calls.js';
 
 /**
  * What `trim` needs to know of one element of a history, whatever its wire format: whether it is a
@@ -156,27 +157,36 @@ const responses: TrimShape = {
   isUserText: (item) => itemType(item) === 'message' && itemRole(item) === 'user',
   isAssistant(item) {
     const type = itemType(item);
-    return type === 'message' ? itemRole(item) === 'assistant' : type !== 'function_call_output' && type !== '';
+    return type === 'message'
+      ? itemRole(item) === 'assistant'
+      : type !== '' && outputRef(item) === undefined && type !== 'mcp_approval_response';
   },
-  // A function_call belongs with the reasoning item and the text the model gave before it: the
-  // API rejects a function_call sent without its reasoning item.
+  // A call belongs with the reasoning item and the text the model gave before it: the API rejects
+  // a function_call sent without its reasoning item. Every call kind the client answers
+  // (formats/responses-calls.ts) is one.
   joinsPrevious(item, previous) {
-    const type = itemType(item);
     const before = itemType(previous);
     if (before === 'reasoning') return true;
     return (
-      type === 'function_call' &&
-      (before === 'function_call' || (before === 'message' && itemRole(previous) === 'assistant'))
+      callRef(item) !== undefined &&
+      (callRef(previous) !== undefined || (before === 'message' && itemRole(previous) === 'assistant'))
     );
   },
-  callIds: (item) =>
-    itemType(item) === 'function_call' ? [idOrEmpty((item as Record<string, unknown>)['call_id'])] : NONE,
-  resultIds: (item) =>
-    itemType(item) === 'function_call_output' ? [idOrEmpty((item as Record<string, unknown>)['call_id'])] : NONE,
-  withMarker: (item, marker) =>
-    itemType(item) === 'function_call_output' && (item as Record<string, unknown>)['output'] !== marker
+  callIds(item) {
+    const call = callRef(item);
+    return call === undefined ? NONE : [keyOf(call)];
+  },
+  resultIds(item) {
+    const output = outputRef(item);
+    return output === undefined ? NONE : [keyOf(output)];
+  },
+  withMarker(item, marker) {
+    const type = itemType(item);
+    if (outputRef(item) === undefined || type === 'tool_search_output') return item;
+    return (item as Record<string, unknown>)['output'] !== marker
       ? { ...(item as Record<string, unknown>), output: marker }
-      : item,
+      : item;
+  },
 };
 
 export function trimShapeOf(format: FormatName): TrimShape {

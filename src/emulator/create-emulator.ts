@@ -105,7 +105,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     }
     const { wire, route } = found;
     if (request.method !== 'POST')
-      return wire.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`);
+      return (
+        wire.notPost?.(request, route) ??
+        wire.error(405, 'invalid-request', `Method ${request.method} not allowed on ${path}`)
+      );
 
     const record = (entry: Omit<EmulatedRequest, 'path' | 'wire'>, response: Response): Response => {
       const recorded = { wire: wire.name, path, ...entry };
@@ -134,7 +137,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     } catch (error) {
       return record({ body: undefined, violations: [], status: 400 }, wire.notJson((error as Error).message));
     }
-    const checked = wire.check(body, route);
+    const checked = wire.check(body, route, url);
     if (checked.kind === 'shape') {
       return record(
         { body, violations: [], status: 400 },

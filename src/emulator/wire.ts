@@ -43,6 +43,11 @@ export interface EmulatorWire {
   name: WireName;
   /** The requests it serves, for the emulator's 404 text (`POST /v1/messages`, ...). */
   paths: readonly string[];
+  /**
+   * The answer to a request of this wire's path that is not a POST, where the wire has one of its own
+   * (else the emulator's 405). The Responses wire answers a WebSocket handshake 426: it speaks HTTP only.
+   */
+  notPost?(request: Request, route: WireRoute): Response | undefined;
   /** The route a path is on this wire, or undefined when the path is not this wire's. */
   route(path: string): WireRoute | undefined;
   /** An error in the wire's own body shape and type names. */
@@ -56,8 +61,8 @@ export interface EmulatorWire {
   checkHeaders(headers: Headers, url: URL): Response | undefined;
   /** A body that is not JSON, worded as this provider words it. */
   notJson(reason: string): Response;
-  /** Checks a parsed body: its shape for the route, then its history with the core at request scope. */
-  check(body: unknown, route: WireRoute): WireCheck;
+  /** Checks a parsed body: its shape for the route, then its history with the core at request scope (the URL may name the model). */
+  check(body: unknown, route: WireRoute, url: URL): WireCheck;
   /** The provider's own answer to the first violation. */
   violation(violation: Violation): Response;
   /** The answer to a valid count-tokens request. */

@@ -9,7 +9,7 @@ import { createProxyMetrics } from './proxy-metrics.js';
 import { redactSecrets, redactTarget } from './redact-secrets.js';
 import { targetOf } from './request-target.js';
 import type { RepairPolicy } from './sanitize-chat-body.js';
-import type { HttpWire, WireBody, WireName } from './wires/http-wire.js';
+import type { HttpWire, RepairSettings, WireBody, WireName } from './wires/http-wire.js';
 import { wireOfPath } from './wires/wire-table.js';
 
 /** One line per request, written when its response body has ended. Never holds headers; bodies only with `logBodies`. */
@@ -247,8 +247,10 @@ class Exchange implements ProxyExchange {
     this.maxBodyBytes = settings.maxBodyBytes;
     this.timeoutMs = settings.timeoutMs;
     this.isMetrics = admitted && method === 'GET' && pathname === '/metrics';
+    const refused = admitted ? this.#wire?.answersLocally?.(method, pathname) : undefined;
     if (!admitted)
       this.local = this.#error(403, 'unstuck proxy: this proxy serves only the agent it was started for', 'forbidden');
+    else if (refused !== undefined) this.local = this.#error(refused.status, refused.message, refused.code);
     else if (method === 'GET' && pathname === '/healthz')
       this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
     else if (this.isMetrics)
@@ -282,10 +284,15 @@ class Exchange implements ProxyExchange {
     if (wire === undefined || text === undefined) return bytes;
     const body = wire.parse(text);
     if (body === undefined) return bytes; // not JSON, or not the shape the path implies: the upstream answers it
-    const result = wire.sanitize(body, this.#settings.repair);
+    const result = wire.sanitize(body, this.#repairSettings());
     this.#sent = result.changed ? encoder.encode(JSON.stringify(result.body)) : bytes;
     if (result.changed) this.#repaired(result.rules);
     return this.#sent;
+  }
+
+  /** The proxy's repair settings and where this request goes (a wire may read its model or its endpoint there). */
+  #repairSettings(): RepairSettings {
+    return { ...this.#settings.repair, url: this.url };
   }
 
   upstreamHeaders(raw: RawHeaders): string[] {
@@ -304,7 +311,7 @@ class Exchange implements ProxyExchange {
     const wire = this.#repairs;
     if (!this.mayHeal(status) || wire === undefined) return undefined;
     const sent: WireBody | undefined = wire.parse(decoder.decode(this.#sent));
-    const result = sent === undefined ? undefined : wire.heal(sent, status, text, this.#settings.repair);
+    const result = sent === undefined ? undefined : wire.heal(sent, status, text, this.#repairSettings());
     if (result === undefined) return undefined;
     this.#healed = true;
     this.entry.healRetry = true;

@@ -31,23 +31,26 @@ const outOfScope: Record<string, string> = {
   'anthropic/first-message-not-user':
     'the first-party API accepts an assistant-first conversation (anthropics/anthropic-sdk-typescript#622); only Bedrock rejects it, and a Messages request does not say it goes to Bedrock',
   'anthropic/thinking-signature-invalid': 'only the provider can verify a signature',
-  'gemini/ends-with-assistant': 'depends on the model',
   'gemini/thinking-signature-invalid': 'only the provider can verify a signature',
-  'openai-responses/reasoning-item-missing': "depends on the model and on store; the reasoning item is the provider's",
-  'openai-responses/system-role-unsupported': 'the Codex subscription backend only',
 };
 
 /**
  * The request settings an entry's rule depends on (CATALOGUE: "Request-level settings that matter
  * (thinking on, model family) are in the rule text/notes"); the rest are sent with thinking off.
  */
-const requestOf: Record<string, { thinking?: boolean; model?: string }> = {
+const requestOf: Record<string, { thinking?: boolean; model?: string; endpoint?: 'chatgpt-codex' }> = {
   'anthropic/thinking-block-missing': { thinking: true },
   'anthropic/thinking-block-not-first': { thinking: true },
   // "Newer Claude models (Sonnet 4.6, Opus 4.6+ and later) do not support assistant prefill"
   'anthropic/ends-with-assistant': { model: 'claude-sonnet-4-6' },
   // A prefill, so a model that takes one ("Older models (4.5 and earlier)").
   'anthropic/trailing-whitespace-final-assistant': { model: 'claude-sonnet-4-5' },
+  // "Newer Gemini models (3.x after 3.1, e.g. gemini-3.7/3.8-flash) reject contents whose last turn is a model turn"
+  'gemini/ends-with-assistant': { model: 'gemini-3.8-flash' },
+  // "Only applies to reasoning models when items carry server ids (fc_/msg_)"
+  'openai-responses/reasoning-item-missing': { model: 'gpt-5' },
+  // "ChatGPT-subscription Codex backend (not the public API)"
+  'openai-responses/system-role-unsupported': { endpoint: 'chatgpt-codex' },
 };
 
 // Where the provider answers a shape with another rule's text, the catalogue says so (notes).

@@ -169,3 +169,54 @@ describe('gemini-contents rules', () => {
     assert.match(repaired.remaining[0]?.why ?? '', /systemInstruction/);
   });
 });
+
+describe('gemini-contents ends-with-assistant, by the model in the path', () => {
+  const prefill = deepFreeze([user({ text: 'Hi' }), model({ text: 'Hello! How can I' })]);
+  const found = (modelId: string | undefined) =>
+    check(prefill, { format: 'gemini-contents', ...(modelId === undefined ? {} : { model: modelId }) }).map(
+      (violation) => violation.message,
+    );
+
+  test('3.x after 3.1 (and later generations) refuse a final model turn; 2.x, 3.0, 3.1, 1.5 and the -latest aliases take it as a prefill', () => {
+    for (const id of ['gemini-3.8-flash', 'gemini-3.7-pro', 'models/gemini-3.2-flash-lite', 'gemini-4-pro'])
+      assert.deepEqual(found(id), ['Requests ending with a model turn are not supported.'], id);
+    for (const id of [
+      'gemini-2.5-pro',
+      'gemini-2.0-flash',
+      'gemini-3-pro-preview',
+      'gemini-3.1-pro',
+      'gemini-1.5-pro',
+      'gemini-pro-latest',
+    ])
+      assert.deepEqual(found(id), [], id);
+    assert.deepEqual(found('gemini-1.0-pro'), [
+      'Please ensure that multiturn requests ends with a user role or a function response.',
+    ]);
+    // An id this does not read decides nothing.
+    for (const id of [undefined, 'tunedModels/my-model-123', 'learnlm-2.0-flash']) assert.deepEqual(found(id), [], id);
+    // A final call turn is not a prefill (its own rule, unanswered, says what is wrong).
+    assert.deepEqual(
+      check([user({ text: 'q' }), model(call('f'))], { format: 'gemini-contents', model: 'gemini-3.8-flash' }).map(
+        (violation) => violation.rule,
+      ),
+      ['tool-calls-unanswered'],
+    );
+  });
+
+  test('the prefill is dropped at level strongest only (it is what the caller wrote), as for Anthropic', () => {
+    const lax = fix(prefill, { model: 'gemini-3.8-flash' });
+    assert.equal(lax.changed, false);
+    assert.deepEqual(
+      lax.remaining.map((left) => left.rule),
+      ['ends-with-assistant'],
+    );
+    const strong = fix(prefill, { model: 'gemini-3.8-flash', level: 'strongest' });
+    assert.deepEqual(strong.messages, [prefill[0]]);
+    assert.deepEqual(
+      strong.changes.map((change) => `${change.kind}@${change.index}`),
+      ['prefill-dropped@1'],
+    );
+    assert.deepEqual(strong.remaining, []);
+    assert.equal(fix(prefill, { model: 'gemini-2.5-pro', level: 'strongest' }).messages, prefill);
+  });
+});

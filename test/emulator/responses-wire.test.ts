@@ -129,6 +129,42 @@ describe('emulator, Responses wire: requests checked by the core', () => {
     assert.ok(first === -1 || emulator.requests.slice(0, first).every((request) => request.status === 400));
   });
 
+  test('the other call kinds: custom, local shell and tool search calls paired by call_id, answered 400 the way the API answers', async () => {
+    const emulator = createEmulator({ script: [{ text: 'after' }, { text: 'again' }] });
+    const custom = { type: 'custom_tool_call', call_id: 'call_c', name: 'apply_patch', input: '*** Begin Patch' };
+    const shell = {
+      type: 'local_shell_call',
+      call_id: 'call_s',
+      status: 'completed',
+      action: { type: 'exec', command: ['ls'], env: {} },
+    };
+    const unanswered = await emulator.handle(post({ model: 'gpt-5', input: [user, custom, user] }));
+    assert.equal(unanswered.status, 400);
+    assert.deepEqual(((await unanswered.json()) as any).error, {
+      message: 'No tool output found for custom tool call call_c.',
+      type: 'invalid_request_error',
+      param: 'input',
+      code: null,
+    });
+    const orphan = await emulator.handle(
+      post({ model: 'gpt-5', input: [user, { type: 'custom_tool_call_output', call_id: 'call_s', output: 'x' }] }),
+    );
+    assert.equal(orphan.status, 400);
+    assert.match(
+      ((await orphan.json()) as any).error.message,
+      /No tool call found for function call output with call_id call_s/,
+    );
+    const answered = [
+      user,
+      custom,
+      shell,
+      { type: 'custom_tool_call_output', call_id: 'call_c', output: 'Done!' },
+      { type: 'function_call_output', call_id: 'call_s', output: 'a.ts' },
+      { type: 'mcp_call', id: 'mcp_1', server_label: 'docs', name: 'lookup', arguments: '{}', output: 'found' },
+    ];
+    assert.equal((await emulator.handle(post({ model: 'gpt-5', input: answered }))).status, 200);
+  });
+
   test('the openai SDK sees the 400 as an APIError with the catalogue text', async () => {
     const emulator = createEmulator();
     const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${URL_BASE}/v1`, fetch: emulator.fetch, maxRetries: 0 });

@@ -18,13 +18,21 @@ const word = fc.constantFrom(
 );
 const sentence = fc.array(word, { minLength: 1, maxLength: 4 }).map((words) => words.join(' '));
 const input = fc.constantFrom<Record<string, unknown>>({ path: 'a.ts' }, { q: 'x' }, {}, { n: 1 });
-const callSpec = fc.record({ name: fc.constantFrom('read_file', 'search', 'run'), input, result: sentence });
+// `kind` is read by the Responses builder only: the call kinds the client answers there.
+const callSpec = fc.record({
+  name: fc.constantFrom('read_file', 'search', 'run'),
+  input,
+  result: sentence,
+  kind: fc.constantFrom('function', 'function', 'custom', 'local_shell', 'tool_search'),
+});
 const round = fc.record({
   text: fc.option(sentence, { nil: undefined }),
   thinking: fc.boolean(),
   calls: fc.array(callSpec, { minLength: 1, maxLength: 3 }),
   after: fc.option(sentence, { nil: undefined }),
   reversed: fc.boolean(),
+  // Responses only: an MCP call (it carries its output) or an MCP approval asked and answered, after the round.
+  mcp: fc.constantFrom('none', 'none', 'call', 'approval'),
 });
 const turn = fc.record({
   user: sentence,
@@ -122,26 +130,89 @@ function buildResponses(value: Turn[]): unknown[] {
     for (const step of entry.rounds) {
       const ids = step.calls.map(() => `call_${++counter}`);
       if (step.thinking) items.push({ type: 'reasoning', id: `rs_${counter}`, summary: [], encrypted_content: 'gAAA' });
-      for (const [position, call] of step.calls.entries()) {
-        items.push({
-          type: 'function_call',
-          id: `fc_${ids[position]}`,
-          call_id: ids[position],
-          name: call.name,
-          arguments: JSON.stringify(call.input),
-        });
-      }
+      for (const [position, call] of step.calls.entries()) items.push(responsesCall(call, ids[position] as string));
       if (step.after !== undefined) items.push({ type: 'message', role: 'user', content: step.after });
-      const outputs = step.calls.map((call, position) => ({
-        type: 'function_call_output',
-        call_id: ids[position],
-        output: call.result,
-      }));
+      const outputs = step.calls.map((call, position) => responsesOutput(call, ids[position] as string));
       items.push(...(step.reversed ? outputs.reverse() : outputs));
+      if (step.mcp === 'call')
+        items.push({
+          type: 'mcp_call',
+          id: `mcp_${counter}`,
+          server_label: 'docs',
+          name: 'lookup',
+          arguments: '{"q":"x"}',
+          output: step.calls[0]?.result ?? 'none',
+        });
+      if (step.mcp === 'approval')
+        items.push(
+          {
+            type: 'mcp_approval_request',
+            id: `mcpr_${counter}`,
+            server_label: 'docs',
+            name: 'lookup',
+            arguments: '{}',
+          },
+          { type: 'mcp_approval_response', approval_request_id: `mcpr_${counter}`, approve: true },
+        );
     }
     items.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: entry.answer }] });
   }
   return items;
+}
+
+type CallSpec = Turn['rounds'][number]['calls'][number];
+
+/** A call of its kind (OpenAI's input item shapes: function_call, custom_tool_call, local_shell_call, tool_search_call). */
+function responsesCall(call: CallSpec, id: string): Record<string, unknown> {
+  switch (call.kind) {
+    case 'custom':
+      return {
+        type: 'custom_tool_call',
+        id: `ctc_${id}`,
+        call_id: id,
+        name: call.name,
+        input: JSON.stringify(call.input),
+      };
+    case 'local_shell':
+      return {
+        type: 'local_shell_call',
+        id: `lsh_${id}`,
+        call_id: id,
+        status: 'completed',
+        action: { type: 'exec', command: ['cat', JSON.stringify(call.input)], env: {} },
+      };
+    case 'tool_search':
+      return { type: 'tool_search_call', id: `ts_${id}`, call_id: id, execution: 'client', arguments: call.input };
+    default:
+      return {
+        type: 'function_call',
+        id: `fc_${id}`,
+        call_id: id,
+        name: call.name,
+        arguments: JSON.stringify(call.input),
+      };
+  }
+}
+
+/** The output that answers it (a local shell call is answered as Codex answers it, or with a local_shell_call_output). */
+function responsesOutput(call: CallSpec, id: string): Record<string, unknown> {
+  switch (call.kind) {
+    case 'custom':
+      return { type: 'custom_tool_call_output', call_id: id, output: call.result };
+    case 'local_shell':
+      return call.name === 'run'
+        ? { type: 'local_shell_call_output', id, output: call.result }
+        : { type: 'function_call_output', call_id: id, output: call.result };
+    case 'tool_search':
+      return {
+        type: 'tool_search_output',
+        call_id: id,
+        execution: 'client',
+        tools: [{ type: 'function', name: call.result }],
+      };
+    default:
+      return { type: 'function_call_output', call_id: id, output: call.result };
+  }
 }
 
 type Damage =

@@ -46,6 +46,10 @@ export function nativeTexts(format: FormatName, element: unknown): string[] {
     add(record['content']);
     if (typeof record['arguments'] === 'string' && record['arguments'] !== '{}') add(record['arguments']);
     add(record['output']);
+    // The other call kinds' payloads: a custom tool's input, a shell action, a tool search's found tools.
+    add(record['input']);
+    add(record['action']);
+    add(record['tools']);
   }
   return texts;
 }

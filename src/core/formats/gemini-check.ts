@@ -1,5 +1,7 @@
+import type { CheckOptions } from '../options.js';
 import type { Violation } from '../violation.js';
 import { callOf, responseOf, roleOf } from './gemini-contents.js';
+import { GEMINI_FINAL_TURN_TEXT, geminiFinalTurn } from './gemini-model.js';
 import { isRecord } from './native-tag.js';
 
 /**
@@ -59,7 +61,7 @@ export function countResponses(content: unknown): number {
     : 0;
 }
 
-export function checkGeminiContents(input: readonly unknown[]): Violation[] {
+export function checkGeminiContents(input: readonly unknown[], options: CheckOptions = {}): Violation[] {
   const violations: Violation[] = [];
   const report = (violation: Violation) => violations.push(violation);
   if (input.length === 0)
@@ -111,5 +113,17 @@ export function checkGeminiContents(input: readonly unknown[]): Violation[] {
     else if (responses < owed) report({ rule: 'tool-calls-unanswered', index: index - 1, message: GEMINI_TEXT.count });
     else if (responses > owed) report({ rule: 'tool-results-excess', index, message: GEMINI_TEXT.count });
   }
+  const final = finalModelTurn(input);
+  const verdict = geminiFinalTurn(options.model);
+  if (final >= 0 && verdict !== undefined && verdict !== 'prefill')
+    // CATALOGUE gemini/ends-with-assistant; which models: gemini-model.ts.
+    report({ rule: 'ends-with-assistant', index: final, message: GEMINI_FINAL_TURN_TEXT[verdict] });
   return violations.sort((a, b) => a.index - b.index);
+}
+
+/** The index of a final model turn that is a prefill (no functionCall: a call turn at the end is an unanswered call), or -1. */
+export function finalModelTurn(input: readonly unknown[]): number {
+  const index = input.length - 1;
+  const last = input[index];
+  return isRecord(last) && roleOf(last) === 'model' && countCalls(last) === 0 ? index : -1;
 }

@@ -2,8 +2,16 @@ import type { Change } from '../changes.js';
 import type { RepairOptions, RepairResult } from '../options.js';
 import type { RuleId } from '../rule-ids.js';
 import { type NativeEntry, preview, repairThroughCore } from './core-pass.js';
-import { checkGeminiContents, countCalls, countResponses, isDatalessPart, isEmptyTextPart } from './gemini-check.js';
+import {
+  checkGeminiContents,
+  countCalls,
+  countResponses,
+  finalModelTurn,
+  isDatalessPart,
+  isEmptyTextPart,
+} from './gemini-check.js';
 import { buildGeminiContents, callOf, fromGeminiContents, roleOf } from './gemini-contents.js';
+import { geminiFinalTurn } from './gemini-model.js';
 import { isRecord } from './native-tag.js';
 import { pairingProfile } from './pairing-profile.js';
 
@@ -18,6 +26,8 @@ const PAIRING = new Set<RuleId>([
 const WHY: Partial<Record<RuleId, string>> = {
   'role-unknown': "the role has no equivalent in contents (system text belongs in the request's systemInstruction)",
   'empty-messages': 'there are no contents to send',
+  'ends-with-assistant':
+    "the final model turn is the caller's prefill, which this model does not take; it is dropped at level 'strongest' only",
 };
 
 const RENAMED: Record<string, string> = { assistant: 'model', tool: 'user', function: 'user' };
@@ -30,7 +40,7 @@ const RENAMED: Record<string, string> = { assistant: 'model', tool: 'user', func
  * orphan responses kept as text). Repeated until the contents settle (twice at most in practice).
  */
 export function repairGeminiContents(input: readonly unknown[], options: RepairOptions = {}): RepairResult<unknown> {
-  if (checkGeminiContents(input).length === 0)
+  if (checkGeminiContents(input, options).length === 0)
     return { messages: input as unknown[], changes: [], remaining: [], changed: false };
   const changes: Change[] = [];
   let entries: NativeEntry[] = [];
@@ -60,8 +70,9 @@ export function repairGeminiContents(input: readonly unknown[], options: RepairO
     );
     if (checkGeminiContents(entries.map((entry) => entry.value)).every((violation) => violation.rule in WHY)) break;
   }
+  entries = dropPrefill(entries, options, changes);
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
-  const remaining = checkGeminiContents(messages).map((violation) => ({
+  const remaining = checkGeminiContents(messages, options).map((violation) => ({
     ...violation,
     why: WHY[violation.rule] ?? 'no repair strategy covers this case',
   }));
@@ -197,4 +208,26 @@ function callsAsText(content: Record<string, unknown>): Record<string, unknown> 
       },
     ],
   };
+}
+
+/**
+ * A final model turn dropped for a model that takes no prefill, at level 'strongest' only (it is
+ * what the caller wrote, as anthropic-request-repair.ts drops an Anthropic prefill). Again while
+ * another model turn is left last.
+ */
+function dropPrefill(entries: NativeEntry[], options: RepairOptions, changes: Change[]): NativeEntry[] {
+  const verdict = geminiFinalTurn(options.model);
+  if (options.level !== 'strongest' || verdict === undefined || verdict === 'prefill') return entries;
+  let out = entries;
+  for (;;) {
+    const final = finalModelTurn(out.map((entry) => entry.value));
+    if (final < 0 || out.length === 1) return out;
+    const entry = out[final] as NativeEntry;
+    changes.push({
+      kind: 'prefill-dropped',
+      index: entry.origin,
+      detail: `final model turn ${preview((entry.value as Record<string, unknown>)['parts'])} dropped: ${String(options.model)} does not take a request ending with a model turn`,
+    });
+    out = out.slice(0, final);
+  }
 }

@@ -21,9 +21,9 @@ export function checkNative(format: NativeFormatName, input: readonly unknown[],
     case 'anthropic-messages':
       return checkAnthropicMessages(input, options);
     case 'gemini-contents':
-      return checkGeminiContents(input);
+      return checkGeminiContents(input, options);
     case 'responses-input':
-      return checkResponsesInput(input);
+      return checkResponsesInput(input, options);
   }
 }
 

@@ -1,11 +1,22 @@
 import type { Change } from '../changes.js';
 import type { RepairOptions, RepairResult } from '../options.js';
 import type { RuleId } from '../rule-ids.js';
-import { SYNTHETIC_RESULT } from '../synthetic-result.js';
 import { type NativeEntry, preview } from './core-pass.js';
 import { isRecord } from './native-tag.js';
+import {
+  type CallRef,
+  callInput,
+  callName,
+  callPayload,
+  callRef,
+  keyOf,
+  outputContent,
+  outputRef,
+  syntheticOutput,
+} from './responses-calls.js';
 import { checkResponsesInput, isProducedItem } from './responses-check.js';
 import { itemType, type ResponsesItem } from './responses-input.js';
+import { fixResponsesRequest } from './responses-request-rules.js';
 
 const WHY: Partial<Record<RuleId, string>> = {
   'tool-call-id-duplicate': 'two different items share an id that repair cannot drop without losing one of them',
@@ -21,7 +32,7 @@ const WHY: Partial<Record<RuleId, string>> = {
  * item without the item it produced dropped (its encrypted content cannot be replayed alone).
  */
 export function repairResponsesInput(input: readonly unknown[], options: RepairOptions = {}): RepairResult<unknown> {
-  if (checkResponsesInput(input).length === 0)
+  if (checkResponsesInput(input, options).length === 0)
     return { messages: input as unknown[], changes: [], remaining: [], changed: false };
   const changes: Change[] = [];
   let entries: NativeEntry[] = [];
@@ -34,8 +45,9 @@ export function repairResponsesInput(input: readonly unknown[], options: RepairO
   entries = pairByCallId(entries, options, changes);
   entries = answerOrStrip(entries, options, changes);
   entries = dropDanglingReasoning(entries, changes);
+  entries = fixResponsesRequest(entries, options, changes);
   const messages = changes.length === 0 ? (input as unknown[]) : entries.map((entry) => entry.value);
-  const remaining = checkResponsesInput(messages).map((violation) => ({
+  const remaining = checkResponsesInput(messages, options).map((violation) => ({
     ...violation,
     why: WHY[violation.rule] ?? 'no repair strategy covers this case',
   }));
@@ -43,8 +55,14 @@ export function repairResponsesInput(input: readonly unknown[], options: RepairO
 }
 
 const item = (entry: NativeEntry) => entry.value as ResponsesItem;
-const callIdOf = (entry: NativeEntry) =>
-  typeof item(entry)['call_id'] === 'string' ? (item(entry)['call_id'] as string) : '';
+
+/**
+ * Items whose `id` may be left out on input: optional in the API reference for messages and the
+ * function, custom and tool-search calls; for a local_shell_call the reference marks it required, but
+ * Codex sends its local_shell_call items without one (codex-rs `ResponseItem::LocalShellCall { id:
+ * Option<..> }`, skipped when none) and the API takes them.
+ */
+const OPTIONAL_ID = new Set(['message', 'function_call', 'custom_tool_call', 'tool_search_call', 'local_shell_call']);
 
 /** An item repeated with the same id: the exact copy goes; a different item keeps its content and loses the clashing id. */
 function dropDuplicates(entries: NativeEntry[], changes: Change[]): NativeEntry[] {
@@ -56,21 +74,24 @@ function dropDuplicates(entries: NativeEntry[], changes: Change[]): NativeEntry[
     const type = itemType(value);
     const id = typeof value['id'] === 'string' && value['id'] !== '' ? value['id'] : undefined;
     const text = JSON.stringify(value);
-    if (type === 'function_call_output' && callAnswered.has(callIdOf(entry))) callAnswered.set(callIdOf(entry), true);
-    if (type === 'function_call') {
-      const sameCall = byId.get(`call:${callIdOf(entry)}`);
+    const answers = outputRef(value);
+    if (answers !== undefined && callAnswered.has(keyOf(answers))) callAnswered.set(keyOf(answers), true);
+    const call = callRef(value);
+    if (call !== undefined) {
+      const key = keyOf(call);
+      const sameCall = byId.get(`call:${key}`);
       // The same call item again before its output (an approval step replayed): one copy is enough.
-      if (sameCall !== undefined && sameCall === canonicalCall(value) && callAnswered.get(callIdOf(entry)) === false) {
+      if (sameCall !== undefined && sameCall === callPayload(value) && callAnswered.get(key) === false) {
         changes.push({
           kind: 'item-dropped',
           index: entry.origin,
-          toolCallId: callIdOf(entry),
-          detail: `function_call item repeated before its output (${preview(value)}); one copy kept`,
+          toolCallId: call.callId,
+          detail: `${type} item repeated before its output (${preview(value)}); one copy kept`,
         });
         continue;
       }
-      byId.set(`call:${callIdOf(entry)}`, canonicalCall(value));
-      if (!callAnswered.has(callIdOf(entry))) callAnswered.set(callIdOf(entry), false);
+      byId.set(`call:${key}`, callPayload(value));
+      if (!callAnswered.has(key)) callAnswered.set(key, false);
     }
     if (id !== undefined && byId.has(`id:${id}`)) {
       if (byId.get(`id:${id}`) === text) {
@@ -82,7 +103,7 @@ function dropDuplicates(entries: NativeEntry[], changes: Change[]): NativeEntry[
         });
         continue;
       }
-      if (type === 'message' || type === 'function_call') {
+      if (OPTIONAL_ID.has(type)) {
         const { id: _id, ...rest } = value;
         out.push({ ...entry, value: rest });
         changes.push({
@@ -100,42 +121,146 @@ function dropDuplicates(entries: NativeEntry[], changes: Change[]): NativeEntry[
   return out;
 }
 
-function canonicalCall(value: ResponsesItem): string {
-  return JSON.stringify([value['call_id'], value['name'], value['arguments']]);
+interface OpenCall {
+  id: string;
+  answered: boolean;
 }
 
-/** Outputs paired with calls by call_id, first open call first; reused call_ids renamed; outputs without a call kept as text. */
+/**
+ * Outputs paired with calls by call_id (within their family), first open call first; reused
+ * call_ids renamed; an output that came before its only call moved after that call's run; outputs
+ * without a call, and approval responses without their request, kept as text.
+ */
 function pairByCallId(entries: NativeEntry[], options: RepairOptions, changes: Change[]): NativeEntry[] {
-  const taken = new Set(entries.map(callIdOf).filter((id) => id !== ''));
-  // Per call_id, its calls in order and the first still unanswered (outputs answer first open first, so `next` only moves on).
-  const open = new Map<string, { calls: { id: string; answered: boolean }[]; next: number }>();
+  const taken = new Set(entries.map((entry) => callRef(item(entry))?.callId ?? '').filter((id) => id !== ''));
+  // Where each call key is first called, and the keys whose call gets an output after it.
+  const firstCall = new Map<string, number>();
+  const answeredAfter = new Set<string>();
+  entries.forEach((entry, position) => {
+    const call = callRef(item(entry));
+    if (call !== undefined && call.callId !== '' && !firstCall.has(keyOf(call))) firstCall.set(keyOf(call), position);
+    const output = outputRef(item(entry));
+    if (output !== undefined && firstCall.has(keyOf(output))) answeredAfter.add(keyOf(output));
+  });
+  // Per key, its calls in order and the first still unanswered (outputs answer first open first, so `next` only moves on).
+  const open = new Map<string, { calls: OpenCall[]; next: number }>();
+  const waiting = new Map<string, NativeEntry[]>();
+  let released: NativeEntry[] = [];
+  const approvals = new Set<string>();
+  const approved = new Set<string>();
   const out: NativeEntry[] = [];
-  for (const entry of entries) {
-    const type = itemType(item(entry));
-    const callId = callIdOf(entry);
-    if (type === 'function_call' && callId === '') {
+
+  const placeOutput = (entry: NativeEntry, ref: CallRef, position: number) => {
+    const callId = ref.callId;
+    const key = keyOf(ref);
+    const queue = open.get(key);
+    const calls = queue?.calls ?? [];
+    if (queue !== undefined)
+      while (queue.next < calls.length && (calls[queue.next] as OpenCall).answered) queue.next += 1;
+    const call = queue === undefined ? undefined : calls[queue.next];
+    if (call !== undefined) {
+      call.answered = true;
+      if (call.id === callId) out.push(entry);
+      else {
+        out.push({ ...entry, value: { ...item(entry), [ref.field]: call.id } });
+        changes.push({
+          kind: 'id-remapped',
+          index: entry.origin,
+          toolCallId: call.id,
+          detail: `output's call_id '${callId}' renamed with its call's`,
+        });
+      }
+      return;
+    }
+    if (calls.length > 0) {
+      changes.push({
+        kind: 'result-duplicate-dropped',
+        index: entry.origin,
+        toolCallId: callId,
+        detail: `a second output for the same call (${preview(outputContent(item(entry)))}); the first is kept`,
+      });
+      return;
+    }
+    const at = firstCall.get(key);
+    if (callId !== '' && at !== undefined && at > position && !answeredAfter.has(key)) {
+      // Its call comes later and gets no other output: the output goes right after that call's run.
+      const held = waiting.get(key) ?? [];
+      held.push(entry);
+      waiting.set(key, held);
+      return;
+    }
+    orphan(
+      entry,
+      callId,
+      `${itemType(item(entry))} ${preview(outputContent(item(entry)))}`,
+      'no call before it has its call_id',
+    );
+  };
+
+  const orphan = (entry: NativeEntry, callId: string, what: string, why: string) => {
+    if (options.orphans === 'drop') {
+      changes.push({
+        kind: 'orphan-dropped',
+        index: entry.origin,
+        ...(callId === '' ? {} : { toolCallId: callId }),
+        detail: `${what} dropped: ${why}`,
+      });
+      return;
+    }
+    out.push({ ...entry, value: orphanAsText(item(entry)) });
+    changes.push({
+      kind: 'orphan-to-user',
+      index: entry.origin,
+      ...(callId === '' ? {} : { toolCallId: callId }),
+      detail: `${itemType(item(entry))} turned into a user message: ${why}`,
+    });
+  };
+
+  const release = () => {
+    const now = released;
+    released = [];
+    for (const entry of now) {
+      changes.push({
+        kind: 'message-moved',
+        index: entry.origin,
+        ...(outputRef(item(entry))?.callId ? { toolCallId: outputRef(item(entry))?.callId as string } : {}),
+        detail: 'output moved after its call: it came before it, where the API pairs an output with no call',
+      });
+      placeOutput(entry, outputRef(item(entry)) as CallRef, Number.POSITIVE_INFINITY);
+    }
+  };
+
+  for (let position = 0; position < entries.length; position += 1) {
+    const entry = entries[position] as NativeEntry;
+    const value = item(entry);
+    const type = itemType(value);
+    const call = callRef(value);
+    if (call === undefined) release();
+    if (call !== undefined && call.callId === '') {
       // No call_id: nothing can answer it yet. It gets one, and (below) an error output, or is stripped.
       let id = `call_unstuck_${entry.origin}`;
       for (let attempt = 2; taken.has(id); attempt += 1) id = `call_unstuck_${entry.origin}_${attempt}`;
       taken.add(id);
-      out.push({ ...entry, value: { ...item(entry), call_id: id } });
+      out.push({ ...entry, value: { ...value, call_id: id } });
       changes.push({
         kind: 'id-generated',
         index: entry.origin,
         toolCallId: id,
-        detail: `function_call had no call_id; given '${id}'`,
+        detail: `${type} had no call_id; given '${id}'`,
       });
-      open.set(id, { calls: [{ id, answered: false }], next: 0 });
+      open.set(keyOf({ ...call, callId: id }), { calls: [{ id, answered: false }], next: 0 });
       continue;
     }
-    if (type === 'function_call') {
-      const queue = open.get(callId);
+    if (call !== undefined) {
+      const key = keyOf(call);
+      const callId = call.callId;
+      const queue = open.get(key);
       const calls = queue?.calls ?? [];
       let id = callId;
       if (calls.length > 0) {
         for (let attempt = calls.length + 1; taken.has(id); attempt += 1) id = `${callId}_${attempt}`;
         taken.add(id);
-        out.push({ ...entry, value: { ...item(entry), call_id: id } });
+        out.push({ ...entry, value: { ...value, call_id: id } });
         changes.push({
           kind: 'id-remapped',
           index: entry.origin,
@@ -145,108 +270,104 @@ function pairByCallId(entries: NativeEntry[], options: RepairOptions, changes: C
       } else {
         out.push(entry);
       }
-      if (queue === undefined) open.set(callId, { calls: [{ id, answered: false }], next: 0 });
+      if (queue === undefined) open.set(key, { calls: [{ id, answered: false }], next: 0 });
       else calls.push({ id, answered: false });
-      continue;
-    }
-    if (type !== 'function_call_output') {
-      out.push(entry);
-      continue;
-    }
-    const queue = open.get(callId);
-    const calls = queue?.calls ?? [];
-    if (queue !== undefined)
-      while (queue.next < calls.length && (calls[queue.next] as { answered: boolean }).answered) queue.next += 1;
-    const call = queue === undefined ? undefined : calls[queue.next];
-    if (call !== undefined) {
-      call.answered = true;
-      if (call.id === callId) out.push(entry);
-      else {
-        out.push({ ...entry, value: { ...item(entry), call_id: call.id } });
-        changes.push({
-          kind: 'id-remapped',
-          index: entry.origin,
-          toolCallId: call.id,
-          detail: `output's call_id '${callId}' renamed with its call's`,
-        });
+      const held = waiting.get(key);
+      if (held !== undefined) {
+        waiting.delete(key);
+        released.push(...held);
       }
       continue;
     }
-    if (calls.length > 0) {
-      changes.push({
-        kind: 'result-duplicate-dropped',
-        index: entry.origin,
-        toolCallId: callId,
-        detail: `a second output for the same call (${preview(item(entry)['output'])}); the first is kept`,
-      });
+    const output = outputRef(value);
+    if (output !== undefined) {
+      placeOutput(entry, output, position);
       continue;
     }
-    if (options.orphans === 'drop') {
-      changes.push({
-        kind: 'orphan-dropped',
-        index: entry.origin,
-        ...(callId === '' ? {} : { toolCallId: callId }),
-        detail: `function_call_output ${preview(item(entry)['output'])} dropped: no function_call before it has its call_id`,
-      });
-      continue;
+    if (type === 'mcp_approval_request' && typeof value['id'] === 'string') approvals.add(value['id']);
+    if (type === 'mcp_approval_response') {
+      const request = typeof value['approval_request_id'] === 'string' ? value['approval_request_id'] : '';
+      if (!approvals.has(request)) {
+        orphan(
+          entry,
+          request,
+          `mcp_approval_response ${preview(value)}`,
+          `no mcp_approval_request before it has id '${request}'`,
+        );
+        continue;
+      }
+      if (approved.has(request)) {
+        changes.push({
+          kind: 'result-duplicate-dropped',
+          index: entry.origin,
+          toolCallId: request,
+          detail: `a second approval response for the same request (${preview(value)}); the first is kept`,
+        });
+        continue;
+      }
+      approved.add(request);
     }
-    out.push({ ...entry, value: orphanAsText(item(entry)) });
-    changes.push({
-      kind: 'orphan-to-user',
-      index: entry.origin,
-      ...(callId === '' ? {} : { toolCallId: callId }),
-      detail: 'function_call_output turned into a user message: no function_call before it has its call_id',
-    });
+    out.push(entry);
   }
+  release();
   return out;
 }
 
 function orphanAsText(value: ResponsesItem): ResponsesItem {
-  const callId =
-    typeof value['call_id'] === 'string' && value['call_id'] !== '' ? ` (call_id ${value['call_id']})` : '';
-  const header = `[unstuck: the tool output below${callId} lost its function call, so it is kept as text]`;
-  const output = value['output'];
-  const content = Array.isArray(output)
-    ? [{ type: 'input_text', text: header }, ...output]
-    : typeof output === 'string' && output !== ''
-      ? `${header}\n${output}`
-      : output === undefined || output === ''
-        ? header
-        : `${header}\n${JSON.stringify(output)}`;
+  const type = itemType(value);
+  if (type === 'mcp_approval_response') {
+    const { type: _type, ...rest } = value;
+    const header = `[unstuck: the MCP approval response below lost its approval request, so it is kept as text] ${JSON.stringify(rest)}`;
+    return { type: 'message', role: 'user', content: header };
+  }
+  const ref = outputRef(value);
+  const callId = ref !== undefined && ref.callId !== '' ? ` (call_id ${ref.callId})` : '';
+  const what = type === 'function_call_output' ? 'tool output' : type === '' ? 'output' : type;
+  const header = `[unstuck: the ${what} below${callId} lost its ${type === 'function_call_output' ? 'function ' : ''}call, so it is kept as text]`;
+  const output = outputContent(value);
+  const content =
+    Array.isArray(output) && type !== 'tool_search_output'
+      ? [{ type: 'input_text', text: header }, ...output]
+      : typeof output === 'string' && output !== ''
+        ? `${header}\n${output}`
+        : output === undefined || output === ''
+          ? header
+          : `${header}\n${JSON.stringify(output)}`;
   return { type: 'message', role: 'user', content };
 }
 
-/** Every call answered: an error output right after its run of calls, or (policy strip) the call removed. */
+/** Every call answered: an output of its family right after its run of calls, or (policy strip) the call removed. */
 function answerOrStrip(entries: NativeEntry[], options: RepairOptions, changes: Change[]): NativeEntry[] {
-  const answered = new Set(entries.filter((entry) => itemType(item(entry)) === 'function_call_output').map(callIdOf));
+  const answered = new Set<string>();
+  for (const entry of entries) {
+    const output = outputRef(item(entry));
+    if (output !== undefined) answered.add(keyOf(output));
+  }
   const out: NativeEntry[] = [];
   let pending: NativeEntry[] = [];
   const flush = () => {
     for (const call of pending) {
-      out.push({
-        value: { type: 'function_call_output', call_id: callIdOf(call), output: SYNTHETIC_RESULT },
-        origin: call.origin,
-        added: true,
-      });
+      const callId = callRef(item(call))?.callId ?? '';
+      out.push({ value: syntheticOutput(item(call), callId), origin: call.origin, added: true });
       changes.push({
         kind: 'result-synthesized',
         index: call.origin,
-        toolCallId: callIdOf(call),
-        detail: `call ${String(item(call)['name'] ?? '(no name)')} had no output; answered with an error output saying it did not complete`,
+        toolCallId: callId,
+        detail: `${itemType(item(call))} ${callName(item(call))} had no output; answered with ${itemType(item(call)) === 'tool_search_call' ? 'an empty tool list' : 'an error output saying it did not complete'}`,
       });
     }
     pending = [];
   };
   for (const entry of entries) {
-    const isCall = itemType(item(entry)) === 'function_call';
-    if (!isCall) flush();
-    if (isCall && !answered.has(callIdOf(entry))) {
+    const call = callRef(item(entry));
+    if (call === undefined) flush();
+    if (call !== undefined && !answered.has(keyOf(call))) {
       if (options.unanswered === 'strip') {
         changes.push({
           kind: 'call-stripped',
           index: entry.origin,
-          toolCallId: callIdOf(entry),
-          detail: `call ${String(item(entry)['name'] ?? '(no name)')} ${preview(item(entry)['arguments'])} never got an output; removed`,
+          toolCallId: call.callId,
+          detail: `${itemType(item(entry))} ${callName(item(entry))} ${preview(callInput(item(entry)))} never got an output; removed`,
         });
         continue;
       }
@@ -257,7 +378,6 @@ function answerOrStrip(entries: NativeEntry[], options: RepairOptions, changes: 
   flush();
   return out;
 }
-
 function dropDanglingReasoning(entries: NativeEntry[], changes: Change[]): NativeEntry[] {
   let current = entries;
   for (;;) {

@@ -64,7 +64,7 @@ export function createGeminiWire(): EmulatorWire {
     },
     // Google's ESF answers a body it cannot parse with "Invalid JSON payload received." and the parser's reason.
     notJson: (reason) => error(400, 'invalid-request', `Invalid JSON payload received. ${reason}`),
-    check: (body, route) => checkRequest(body, route),
+    check: (body, route, url) => checkRequest(body, route, PATH.exec(url.pathname)?.[1]),
     violation: (violation: Violation) => error(400, 'invalid-request', violation.message),
     countTokens: (_body, text) => {
       const tokens = estimateTokens(text.length);
@@ -101,7 +101,11 @@ export function createGeminiWire(): EmulatorWire {
 }
 
 /** The request's own fields first (`contents` a list), then the history: the one place this wire asks the core. */
-function checkRequest(body: unknown, route: 'generate' | 'count-tokens' | 'compact'): WireCheck {
+function checkRequest(
+  body: unknown,
+  route: 'generate' | 'count-tokens' | 'compact',
+  model: string | undefined,
+): WireCheck {
   if (!isObject(body))
     return { kind: 'shape', message: 'Invalid JSON payload received. Expected an object (GenerateContentRequest).' };
   // countTokens takes `contents`, or a whole `generateContentRequest`.
@@ -113,7 +117,11 @@ function checkRequest(body: unknown, route: 'generate' | 'count-tokens' | 'compa
       kind: 'shape',
       message: `Invalid value at 'contents' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content), ${JSON.stringify(contents)?.slice(0, 40) ?? 'null'}`,
     };
-  return { kind: 'checked', violations: check(contents ?? [], { format: 'gemini-contents' }) };
+  // The path's model decides whether a final model turn is taken as a prefill (CATALOGUE gemini/ends-with-assistant).
+  return {
+    kind: 'checked',
+    violations: check(contents ?? [], { format: 'gemini-contents', ...(model === undefined ? {} : { model }) }),
+  };
 }
 
 type Part = Record<string, unknown>;

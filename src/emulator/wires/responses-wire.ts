@@ -56,6 +56,8 @@ export function createResponsesWire(): EmulatorWire {
       extra.headers,
     );
   const stored = new Map<string, unknown[]>();
+  // The ids of the items this emulator produced together with a reasoning item, and that item's id.
+  const producedWith = new Map<string, string>();
   /** The items the API checks: the stored conversation `previous_response_id` names, then `input`. */
   const itemsOf = (body: Record<string, unknown>): unknown[] => {
     const input = body['input'];
@@ -76,6 +78,16 @@ export function createResponsesWire(): EmulatorWire {
             ? 'count-tokens'
             : undefined,
     error,
+    /**
+     * A WebSocket handshake on `/v1/responses` (Codex tries one before it POSTs): this emulator speaks
+     * the HTTP transport only, so it refuses the upgrade with 426, on which Codex falls back to HTTP
+     * at once (codex-rs/core/src/client.rs: `StatusCode::UPGRADE_REQUIRED` is `FallbackToHttp`).
+     */
+    notPost(request, route) {
+      if (request.method !== 'GET' || route !== 'generate') return undefined;
+      if (!/\bwebsocket\b/i.test(request.headers.get('upgrade') ?? '')) return undefined;
+      return error(426, 'invalid-request', 'This endpoint is served over HTTP only here: send POST /v1/responses.');
+    },
     /** The API refuses a request without a bearer key before reading it (401, param and code null). */
     checkHeaders(headers) {
       if (/^Bearer \S/i.test(headers.get('authorization') ?? '')) return undefined;
@@ -106,7 +118,9 @@ export function createResponsesWire(): EmulatorWire {
           message: `Previous response with id '${previous}' not found.`,
           param: 'previous_response_id',
         };
-      return { kind: 'checked', violations: checkItems(itemsOf(request)) };
+      const items = itemsOf(request);
+      const violations = [...checkItems(items), ...missingReasoning(items, producedWith)];
+      return { kind: 'checked', violations: violations.sort((a, b) => a.index - b.index) };
     },
     violation: (violation: Violation) => error(400, 'invalid-request', violation.message, { param: 'input' }),
     countTokens: (_body, text) =>
@@ -125,6 +139,7 @@ export function createResponsesWire(): EmulatorWire {
     answer(answer, { body, chunkSize }) {
       const output = toOutput(answer, body);
       const response = toResponse(answer, body, output, 'completed');
+      remember(output, producedWith);
       if (body['store'] !== false) {
         stored.set(response.id, [...itemsOf(body), ...output]);
         if (stored.size > STORED_RESPONSES) stored.delete(stored.keys().next().value as string);
@@ -157,6 +172,55 @@ function checkItems(items: readonly unknown[]): Violation[] {
 }
 
 type OutputItem = Record<string, unknown> & { id: string; type: string };
+
+/** How many produced item ids the reasoning check remembers (the oldest is forgotten first). */
+const REMEMBERED_ITEMS = 4096;
+
+/** The items of one answer produced after its reasoning item, each with that item's id. */
+function remember(output: readonly OutputItem[], producedWith: Map<string, string>): void {
+  let reasoning: string | undefined;
+  for (const item of output) {
+    if (item.type === 'reasoning') reasoning = item.id;
+    else if (reasoning !== undefined) producedWith.set(item.id, reasoning);
+  }
+  while (producedWith.size > REMEMBERED_ITEMS) producedWith.delete(producedWith.keys().next().value as string);
+}
+
+/**
+ * CATALOGUE openai-responses/reasoning-item-missing, as the API decides it: an item sent with the
+ * server id of one this emulator produced together with a reasoning item, without a reasoning item
+ * before it in its turn (the items of one response: reasoning, assistant messages and calls in a
+ * row). The API's text names both ids (continuedev/continue#10018).
+ */
+function missingReasoning(items: readonly unknown[], producedWith: ReadonlyMap<string, string>): Violation[] {
+  const violations: Violation[] = [];
+  let reasoningBefore = false;
+  items.forEach((item, index) => {
+    if (!isObject(item)) {
+      reasoningBefore = false;
+      return;
+    }
+    const type = typeof item['type'] === 'string' ? item['type'] : 'message';
+    if (type === 'reasoning') {
+      reasoningBefore = true;
+      return;
+    }
+    const produced = type === 'message' ? item['role'] === 'assistant' : type.endsWith('_call');
+    if (!produced) {
+      reasoningBefore = false;
+      return;
+    }
+    const id = item['id'];
+    const reasoning = typeof id === 'string' ? producedWith.get(id) : undefined;
+    if (reasoning === undefined || reasoningBefore) return;
+    violations.push({
+      rule: 'reasoning-item-missing',
+      index,
+      message: `Item '${String(id)}' of type '${type}' was provided without its required 'reasoning' item: '${reasoning}'.`,
+    });
+  });
+  return violations;
+}
 
 function idOf(answer: Answer, prefix: string, index = 0): string {
   return `${prefix}_${answer.id.replace(/^chatcmpl-emu-/, 'emu')}_${String(index).padStart(2, '0')}`;

@@ -2,7 +2,7 @@ import type { RepairOptions } from '../../core/index.js';
 import { check, classifyError, repair } from '../../core/index.js';
 import type { LocalAnswer } from '../openai-error-response.js';
 import type { HttpWire, RepairSettings, SanitizedWireBody, WireBody } from './http-wire.js';
-import { parseObject, pathnameOf, repairedRules } from './http-wire.js';
+import { healsNamedRule, parseObject, pathnameOf, repairedRules } from './http-wire.js';
 
 const PATH = /\/models\/[^/:]+:(?:generateContent|streamGenerateContent|countTokens)$/;
 
@@ -28,13 +28,17 @@ export const geminiWire: HttpWire<'gemini'> = {
     const inner = body['generateContentRequest'];
     return isRecord(inner) && Array.isArray(inner['contents']) ? body : undefined;
   },
-  sanitize: (body, settings) => sanitize(body, settings.policy),
+  sanitize: (body, settings) => sanitize(body, settings),
   heal(sent, status, text, settings) {
     if (status !== 400) return undefined;
     const verdict = classifyError(status, text);
     if (verdict === undefined || verdict.provider !== 'gemini') return undefined;
-    const healed = sanitize(sent, settings.policy);
-    return healed.changed ? { ...healed, rejectedFor: verdict.rule } : undefined;
+    // The strongest repair of what was sent (which also drops a final model turn the path's model
+    // does not take), sent only when that removes what the 400 named.
+    const healed = sanitize(sent, settings, 'strongest');
+    return healed.changed && healsNamedRule(healed.rules, verdict.rule)
+      ? { ...healed, rejectedFor: verdict.rule }
+      : undefined;
   },
   error: geminiError,
 };
@@ -58,11 +62,34 @@ export function geminiError(status: number, message: string): LocalAnswer {
   return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
+/** The model a request URL names: `…/models/{model}:generateContent` (the body has none). */
+export function geminiModelOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  const pathname = pathnameOf(url);
+  const match = pathname === undefined ? null : MODEL.exec(pathname);
+  if (match === null) return undefined;
+  try {
+    return decodeURIComponent(match[1] as string);
+  } catch {
+    return match[1];
+  }
+}
+
+const MODEL = /\/models\/([^/:]+):[A-Za-z]+$/;
+
 /** The one place this wire asks the core: repair `contents` (top level, or countTokens' inner request). */
-function sanitize(body: WireBody, policy: RepairSettings['policy']): SanitizedWireBody {
+function sanitize(
+  body: WireBody,
+  settings: RepairSettings,
+  level: 'default' | 'strongest' = 'default',
+): SanitizedWireBody {
   const inner = Array.isArray(body['contents']) ? body : (body['generateContentRequest'] as WireBody);
   const contents = inner['contents'] as unknown[];
-  const options: RepairOptions = { format: 'gemini-contents' };
+  // The path's model decides whether a final model turn is a prefill or refused (gemini-model.ts in the core).
+  const options: RepairOptions = { format: 'gemini-contents', level };
+  const model = geminiModelOf(settings.url);
+  if (model !== undefined) options.model = model;
+  const policy = settings.policy;
   if (policy?.unanswered !== undefined) options.unanswered = policy.unanswered;
   if (policy?.orphans !== undefined) options.orphans = policy.orphans;
   const result = repair(contents, options);
@@ -72,7 +99,7 @@ function sanitize(body: WireBody, policy: RepairSettings['policy']): SanitizedWi
     body: inner === body ? repaired : { ...body, generateContentRequest: repaired },
     changed: true,
     changes: result.changes,
-    rules: repairedRules(check(contents, { format: 'gemini-contents' }), result.remaining),
+    rules: repairedRules(check(contents, options), result.remaining),
     remaining: result.remaining,
   };
 }

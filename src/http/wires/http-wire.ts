@@ -1,4 +1,5 @@
 import type { Change, Profile, ProfileName, Remaining, RuleId } from '../../core/index.js';
+import { isHealableRule } from '../../core/index.js';
 import type { LocalAnswer } from '../openai-error-response.js';
 import type { RepairPolicy } from '../sanitize-chat-body.js';
 
@@ -14,6 +15,12 @@ export type WireBody = Record<string, unknown>;
 export interface RepairSettings {
   profile?: ProfileName | Profile | undefined;
   policy?: RepairPolicy | undefined;
+  /**
+   * The URL the request goes to (the upstream's, in the proxy; the request's, in the sanitizing
+   * fetch), where a wire's rules depend on it: the Gemini model is in its path, and the ChatGPT
+   * Codex backend is known by its origin and path. Never logged by a wire.
+   */
+  url?: string | undefined;
 }
 
 export interface SanitizedWireBody {
@@ -48,6 +55,12 @@ export interface HttpWire<N extends WireName = WireName> {
     text: string,
     settings: RepairSettings,
   ): (SanitizedWireBody & { rejectedFor: RuleId }) | undefined;
+  /**
+   * A request of this wire's path the proxy answers itself, before any upstream (status, message,
+   * code: sent in `error`'s shape), or undefined to carry it on. The Responses wire refuses a
+   * WebSocket handshake this way.
+   */
+  answersLocally?(method: string, pathname: string): { status: number; message: string; code: string } | undefined;
   /** An error the proxy answers itself (413, 502, 504…), in the shape this wire's clients parse. */
   error(status: number, message: string, code: string): LocalAnswer;
 }
@@ -77,4 +90,12 @@ export function repairedRules(before: readonly { rule: RuleId }[], remaining: re
   const found = new Map<RuleId, number>();
   for (const violation of before) found.set(violation.rule, (found.get(violation.rule) ?? 0) + 1);
   return [...found].filter(([rule, count]) => count > (left.get(rule) ?? 0)).map(([rule]) => rule);
+}
+
+/**
+ * A heal's retry is worth sending when the stronger repair removed what the provider's 400 named
+ * (or, the 400 naming a pairing or ordering rule, another such rule: one text can stand for several).
+ */
+export function healsNamedRule(rules: readonly RuleId[], named: RuleId): boolean {
+  return rules.some((rule) => rule === named || (isHealableRule(rule) && isHealableRule(named)));
 }

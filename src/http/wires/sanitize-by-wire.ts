@@ -36,7 +36,7 @@ export async function sanitizeByWire(
   if (outgoing === undefined) return undefined;
   const { url } = outgoing;
   const { wire, body } = outgoing.body;
-  const first = wire.sanitize(body, { policy: context.policy });
+  const first = wire.sanitize(body, { policy: context.policy, url });
   if (first.changed) context.report(eventOf(wire, url, 'request', first));
   const response = await context.send(...outgoing.build(first.changed ? JSON.stringify(first.body) : undefined));
   if (response.status !== 400) return response;
@@ -44,7 +44,7 @@ export async function sanitizeByWire(
   // Read whole only up to the heal's bound, as on the chat path: a larger 400 is relayed as it comes.
   const read = await readAnswerText(response, MAX_HEAL_BODY_BYTES);
   if ('response' in read) return read.response;
-  const healed = wire.heal(first.body, response.status, read.text, { policy: context.policy });
+  const healed = wire.heal(first.body, response.status, read.text, { policy: context.policy, url });
   if (healed === undefined) return answerFromText(response, read.text);
   context.report({ ...eventOf(wire, url, 'heal', healed), rejectedFor: healed.rejectedFor });
   return context.send(...outgoing.build(JSON.stringify(healed.body)));

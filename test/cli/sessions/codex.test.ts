@@ -73,11 +73,16 @@ describe('Codex 0.171.0 rollout files (written by the real binary)', () => {
       // Only response_item lines were removed or added; every other line is where it was, byte for byte.
       const removed = linesOnlyIn(original, fixed);
       const added = linesOnlyIn(fixed, original);
-      assert.ok(removed.length + added.length > 0);
+      assert.notEqual(fixed, original, 'the fix changed the file');
       for (const line of [...removed, ...added]) assert.equal(JSON.parse(line).type, 'response_item');
       const others = (text: string) =>
         text.split('\n').filter((line) => line !== '' && JSON.parse(line).type !== 'response_item');
       assert.deepEqual(others(fixed), others(original));
+      if (removed.length + added.length === 0) {
+        // The repair only moved a line (an output that came before its call now follows it): the same lines, reordered.
+        assert.deepEqual(fixed.split('\n').sort(), original.split('\n').sort());
+        return;
+      }
       const untouched = original.split('\n').filter((line) => !removed.includes(line));
       assert.deepEqual(
         fixed.split('\n').filter((line) => untouched.includes(line)),

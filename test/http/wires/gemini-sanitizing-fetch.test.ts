@@ -230,4 +230,21 @@ describe('createSanitizingFetch on the Gemini wire', () => {
     assert.equal(((await refused.json()) as any).error.status, 'INVALID_ARGUMENT');
     assert.equal(sent, 1);
   });
+  test('@google/genai on gemini-3.8-flash: a final model turn gets the 400, and the one heal retry (told by the model in the URL) drops it', async () => {
+    events.length = 0;
+    emulator.push({ text: 'answered without the prefill' });
+    const before = emulator.requests.length;
+    const contents: Content[] = [user, { role: 'model', parts: [{ text: 'I will read' }] }];
+    const reply = await through(() => client().models.generateContent({ model: 'gemini-3.8-flash', contents }));
+    assert.equal(reply.text, 'answered without the prefill');
+    assert.deepEqual(
+      emulator.requests.slice(before).map((request) => request.status),
+      [400, 200],
+    );
+    assert.deepEqual(
+      events.map((event) => [event.attempt, event.rules, event.rejectedFor]),
+      [['heal', ['ends-with-assistant'], 'ends-with-assistant']],
+    );
+    assert.ok(!JSON.stringify(events).includes(KEY));
+  });
 });
