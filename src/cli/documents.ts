@@ -80,7 +80,10 @@ export async function readDocument(file: string, io: Io, options: ReadDocumentOp
       format: 'agent-session',
       wire: session.wire,
       items: session.native,
-      messages: converters[session.wire](session.native).messages,
+      messages:
+        session.wire === 'openai-chat'
+          ? (session.native as Message[])
+          : converters[session.wire](session.native).messages,
       problems: session.problems,
       text,
       bytes,

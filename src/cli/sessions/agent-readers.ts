@@ -4,12 +4,20 @@ import { claudeCodeReader } from './claude-code.js';
 import { clineReader } from './cline.js';
 import { codexReader } from './codex.js';
 import { geminiCliReader } from './gemini-cli.js';
+import { qwenCodeReader } from './qwen-code.js';
 
 /**
  * The agents whose session files are read, one reader file each. Codex reads its rollout JSONL's
  * `response_item`s, Gemini CLI its chats JSONL.
  */
-export const agentReaders: readonly AgentReader[] = [claudeCodeReader, clineReader, codexReader, geminiCliReader];
+export const agentReaders: readonly AgentReader[] = [
+  // Before Claude Code's: a Qwen Code record has its uuid, parentUuid and sessionId too (but Gemini-form parts).
+  qwenCodeReader,
+  claudeCodeReader,
+  clineReader,
+  codexReader,
+  geminiCliReader,
+];
 
 export const agentNames: readonly AgentName[] = agentReaders.map((reader) => reader.agent);
 
