@@ -40,6 +40,7 @@ import { runCodex } from './codex.js';
 import { runGeminiCli } from './gemini-cli.js';
 import type { Poisoning } from './poison.js';
 import { poisonings } from './poison.js';
+import { runQwenCode } from './qwen-code.js';
 import { relayThrough } from './sanitizing-relay.js';
 import { startUnstuckProxy } from './unstuck-proxy.js';
 
@@ -59,7 +60,8 @@ async function main(): Promise<number> {
   if (
     !existsSync(claude) ||
     !existsSync(join(here, 'node_modules', '.bin', 'codex')) ||
-    !existsSync(join(here, 'node_modules', '.bin', 'gemini'))
+    !existsSync(join(here, 'node_modules', '.bin', 'gemini')) ||
+    !existsSync(join(here, 'node_modules', '.bin', 'qwen'))
   ) {
     log('installing the agents pinned in e2e/agents/package-lock.json');
     execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: here, stdio: 'inherit' });
@@ -103,6 +105,7 @@ async function main(): Promise<number> {
   const proxy = (upstream: string) => startUnstuckProxy(upstream, log);
   if (selected.has('codex')) others.push(...(await runCodex({ log, saveFixtures, proxy })));
   if (selected.has('gemini-cli')) others.push(...(await runGeminiCli({ log, saveFixtures, proxy })));
+  if (selected.has('qwen-code')) others.push(...(await runQwenCode({ log, saveFixtures, proxy })));
   if (!selected.has('claude-code')) return report(others);
   log(`claude ${run(claude, ['--version']).trim()}`);
 
@@ -555,7 +558,7 @@ function run(command: string, args: string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
 }
 
-const AGENTS = ['claude-code', 'codex', 'gemini-cli'] as const;
+const AGENTS = ['claude-code', 'codex', 'gemini-cli', 'qwen-code'] as const;
 
 /** `--agent NAME` (repeatable, or `--agent=NAME`): only those agents; none given: all of them. */
 function selectedAgents(): Set<string> {
