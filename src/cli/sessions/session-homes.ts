@@ -18,6 +18,8 @@ export function sessionHomes(env: Record<string, string | undefined>): SessionHo
     { agent: 'Claude Code', path: join(env['CLAUDE_CONFIG_DIR'] ?? join(home, '.claude'), 'projects') },
     { agent: 'Codex', path: join(env['CODEX_HOME'] ?? join(home, '.codex'), 'sessions') },
     { agent: 'Gemini CLI', path: join(home, '.gemini', 'tmp') },
+    // Qwen Code's Storage: QWEN_RUNTIME_DIR, else QWEN_HOME, else ~/.qwen; chats under projects/<cwd-slug>/chats/.
+    { agent: 'Qwen Code', path: join(env['QWEN_RUNTIME_DIR'] ?? env['QWEN_HOME'] ?? join(home, '.qwen'), 'projects') },
   ];
   const configRoots = [
     env['XDG_CONFIG_HOME'] ?? join(home, '.config'),
