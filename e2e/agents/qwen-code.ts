@@ -33,6 +33,7 @@ const fixtures = fileURLToPath(new URL('../../test/fixtures/agents/qwen-code/', 
 const FLAGS = ['--auth-type', 'openai', '-y', '--output-format', 'json'];
 const RESUMED = 'Resumed.';
 const OUTPUT = 'The secret word is lighthouse.';
+const OTHER = 'The other word is harbour.';
 const QWEN_MEND = 'Tool execution result was not recorded';
 
 interface QwenPoisoning {
@@ -182,6 +183,8 @@ export async function runQwenCode(options: AgentRunOptions): Promise<string[]> {
         general: { disableAutoUpdate: true, disableUpdateNag: true },
         privacy: { usageStatisticsEnabled: false },
         telemetry: { enabled: false },
+        // Its background memory extraction sends the whole history once more after each turn: off, one request a turn.
+        memory: { enableManagedAutoMemory: false, enableManagedAutoDream: false },
       },
       null,
       2,
@@ -255,20 +258,22 @@ export async function runQwenCode(options: AgentRunOptions): Promise<string[]> {
       },
     };
     const pending = createPending(harness);
-    const resume = async (baseUrl: string, throughUnstuckRun = false) => {
+    const resume = async (baseUrl: string, throughUnstuckRun = false, id = sessionId) => {
       const before = seen.length;
       pending.ensure();
-      const resumed = await run(['--resume', sessionId, '-p', 'Say it again.'], baseUrl, throughUnstuckRun);
+      const resumed = await run(['--resume', id, 'Say it again.'], baseUrl, throughUnstuckRun);
       const requests = seen.slice(before);
       pending.settle(requests);
-      const last = requests.at(-1);
+      const sent = (text: string) =>
+        requests.some((request) => toolOutputs(request.body).some((entry) => entry.includes(text)));
       return {
         resumed,
         answer: resumed.code === 0 ? answerOf(resumed) : undefined,
         requests,
         statuses: requests.map((request) => request.status).join(', ') || 'nothing',
-        outputSent: last !== undefined && toolOutputs(last.body).some((text) => text.includes(OUTPUT)),
-        mendSent: last !== undefined && toolOutputs(last.body).some((text) => text.includes(QWEN_MEND)),
+        outputSent: sent(OUTPUT),
+        mendSent: sent(QWEN_MEND),
+        sent,
       };
     };
 
@@ -378,8 +383,77 @@ export async function runQwenCode(options: AgentRunOptions): Promise<string[]> {
       await writeFile(file, original);
     }
 
+    log('qwen-code 5. parallel calls: two read_file calls in one answer, then text (a second session)');
+    await writeFile(join(work, 'other.txt'), `${OTHER}\n`);
+    const parallelBefore = seen.length;
+    emulator.push(
+      {
+        text: 'Reading both files.',
+        toolCalls: ['notes.txt', 'other.txt'].map((name) => ({
+          name: 'read_file',
+          arguments: JSON.stringify({ file_path: join(work, name) }),
+        })),
+      },
+      { text: 'lighthouse and harbour.' },
+    );
+    const parallel = await run(['-p', 'What do notes.txt and other.txt say?'], server.url);
+    log(`   exit ${parallel.code}; answer ${JSON.stringify(answerOf(parallel) ?? parallel.stderr.slice(-300))}`);
+    expect(parallel.code === 0 && answerOf(parallel) === 'lighthouse and harbour.', 'the parallel turn completes');
+    expect(
+      seen
+        .slice(parallelBefore)
+        .some((request) => request.status === 200 && toolOutputs(request.body).some((text) => text.includes(OTHER))),
+      'both results went back',
+    );
+    const parallelFile = await findChat(home, file);
+    let parallelText: string | undefined;
+    if (parallelFile !== undefined) {
+      parallelText = await readFile(parallelFile, 'utf8');
+      const parallelId = (parallelFile.split('/').at(-1) as string).replace(/\.jsonl$/, '');
+      const results = jsonlLines(parallelText).records.filter(isResult).length;
+      log(`   chat file: ${parallelText.split('\n').filter(Boolean).length} records, ${results} tool_result records`);
+      // The second result's id no longer names its call: Qwen Code answers that call with its error and drops the result.
+      const { lines, records } = jsonlLines(parallelText);
+      const second = records.findLastIndex(isResult);
+      lines[second] = JSON.stringify(withResponseId(records[second] as Rec, 'call_elsewhere'));
+      const poisoned = joinLines(lines);
+      await writeFile(parallelFile, poisoned);
+      const asIs = await resume(server.url, false, parallelId);
+      log(
+        `   second-result-for-another-id: exit ${asIs.resumed.code}, the emulator saw ${asIs.statuses}; both outputs sent: ${asIs.sent(OUTPUT) && asIs.sent(OTHER)}${asIs.mendSent ? ` ("${QWEN_MEND}…" sent)` : ''}`,
+      );
+      expect(!asIs.sent(OTHER), "second-result-for-another-id: Qwen Code's own mend drops the second output");
+      await writeFile(parallelFile, poisoned);
+      const fixed = spawnSync(process.execPath, [unstuckMain, 'fix', '--write', parallelFile], { encoding: 'utf8' });
+      const diff = lineDiff(poisoned, await readFile(parallelFile, 'utf8'));
+      log(
+        `   unstuck fix exit ${fixed.status}; ${diff.kept} line(s) byte for byte, ${diff.changed} rewritten, ${diff.added} added, ${diff.removed} removed`,
+      );
+      for (const line of fixed.stderr.trim().split('\n')) log(`      ${line}`);
+      expect(
+        fixed.status === 0 && diff.otherFields.length === 0,
+        'second-result-for-another-id: unstuck fix --write repairs it',
+      );
+      const after = await resume(server.url, false, parallelId);
+      log(
+        `   resumed: exit ${after.resumed.code}, the emulator saw ${after.statuses}; answer ${JSON.stringify(after.answer ?? after.resumed.stderr.trim().slice(-200))}`,
+      );
+      expect(
+        after.resumed.code === 0 &&
+          after.answer === RESUMED &&
+          after.requests.every((request) => request.status === 200),
+        'second-result-for-another-id: after the fix the resume completes, only valid requests',
+      );
+      expect(
+        after.sent(OUTPUT) && after.sent(OTHER),
+        'second-result-for-another-id: both real outputs are in the request',
+      );
+    }
+
     if (options.saveFixtures) {
       await mkdir(fixtures, { recursive: true });
+      if (parallelText !== undefined)
+        await writeFile(join(fixtures, `parallel-read.qwen-code-${QWEN_CODE_VERSION}.jsonl`), parallelText);
       const name = `read-tool-loop.qwen-code-${QWEN_CODE_VERSION}`;
       await writeFile(join(fixtures, `${name}.jsonl`), original);
       for (const outcome of outcomes.filter((entry) => entry.poisoning.name !== 'as-written'))
@@ -390,13 +464,24 @@ export async function runQwenCode(options: AgentRunOptions): Promise<string[]> {
         recorded: new Date().toISOString(),
         by: 'npm run e2e:agents -- --agent qwen-code --save-fixtures (e2e/agents)',
         setup:
-          'HOME a temporary directory; ~/.qwen/settings.json: security.auth.selectedType "openai", general.disableAutoUpdate, privacy.usageStatisticsEnabled false, telemetry.enabled false; OPENAI_BASE_URL=http://127.0.0.1:PORT/v1, OPENAI_API_KEY a dummy, OPENAI_MODEL=qwen3-coder-plus; inside unshare -n (loopback only); the emulator\'s chat wire, profile qwen',
+          'HOME a temporary directory; ~/.qwen/settings.json: security.auth.selectedType "openai", general.disableAutoUpdate, privacy.usageStatisticsEnabled false, telemetry.enabled false, memory.enableManagedAutoMemory and enableManagedAutoDream false; OPENAI_BASE_URL=http://127.0.0.1:PORT/v1, OPENAI_API_KEY a dummy, OPENAI_MODEL=qwen3-coder-plus; inside unshare -n (loopback only); the emulator\'s chat wire, profile qwen',
         commands: {
           session: `qwen ${FLAGS.join(' ')} -p "What does notes.txt say?"`,
-          resume: `qwen ${FLAGS.join(' ')} --resume <id> -p "Say it again."`,
+          resume: `qwen ${FLAGS.join(' ')} --resume <id> "Say it again."`,
+          parallel: `qwen ${FLAGS.join(' ')} -p "What do notes.txt and other.txt say?"`,
         },
         files: [
           { file: `${name}.jsonl`, what: 'the chat file as Qwen Code wrote it', resumed: outcomes[0]?.verdict },
+          ...(parallelText === undefined
+            ? []
+            : [
+                {
+                  file: `parallel-read.qwen-code-${QWEN_CODE_VERSION}.jsonl`,
+                  what: 'a second session: two read_file calls in one answer, then text',
+                  resumed:
+                    "with the second result's id changed: Qwen Code drops that output; unstuck fix --write keeps it",
+                },
+              ]),
           ...outcomes
             .filter((entry) => entry.poisoning.name !== 'as-written')
             .map((entry) => ({
@@ -450,12 +535,14 @@ function answerOf(run: AgentProcess): string | undefined {
   }
 }
 
-async function findChat(home: string): Promise<string | undefined> {
+/** The newest chat file, other than `besides` (the first session's, when looking for the second). */
+async function findChat(home: string, besides?: string): Promise<string | undefined> {
   const projects = join(home, '.qwen', 'projects');
   if (!existsSync(projects)) return undefined;
   const files = (await readdir(projects, { recursive: true }))
     .filter((entry) => /chats\/[^/]+\.jsonl$/.test(entry))
     .map((entry) => join(projects, entry))
+    .filter((entry) => entry !== besides)
     .sort();
   return files.at(-1);
 }

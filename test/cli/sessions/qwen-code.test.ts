@@ -164,6 +164,92 @@ describe('Qwen Code 0.24.4 chat files (written by the real binary)', () => {
     assert.equal(changed.length, 1, 'only the result record is rewritten (its id)');
   });
 
+  test('parallel calls: each result its own tool_result record; the second given another id, fix keeps both outputs', async () => {
+    const original = await readFile(`${fixtures}parallel-read.qwen-code-0.24.4.jsonl`, 'utf8');
+    const file = path('parallel.jsonl');
+    const session = readAgentSession(file, original);
+    assert.deepEqual(
+      ((session?.native ?? []) as Rec[]).map((message) => message['role']),
+      ['user', 'assistant', 'tool', 'tool', 'assistant'],
+    );
+    assert.deepEqual(check(session?.native ?? [], { format: 'openai-chat' }), []);
+    const lines = original.split('\n');
+    const at = lines.findLastIndex((line) => line.includes('"type":"tool_result"'));
+    const record = JSON.parse(lines[at] as string) as Rec;
+    record['message'].parts[0].functionResponse.id = 'call_elsewhere';
+    lines[at] = JSON.stringify(record);
+    await writeFile(file, lines.join('\n'));
+    const fix = captureIo();
+    assert.equal(await run(['fix', '--write', file], fix), 0, fix.err());
+    const fixed = await readFile(file, 'utf8');
+    const texts = textsSent(file, fixed);
+    assert.ok(texts.some((text) => text.includes(OUTPUT)));
+    assert.ok(texts.some((text) => text.includes('The other word is harbour.')));
+    assert.equal(chainOf(fixed).length, records(fixed).length);
+  });
+
+  test('a chat_compression record: the history is its compressedHistory, then what follows; a repair inside it is refused', async () => {
+    const { original } = await copy('result-lost');
+    const all = records(original);
+    const first = all[0] as Rec;
+    const call = all.find((record) => record['type'] === 'assistant' && record['message'].parts[0].functionCall) as Rec;
+    // A compression whose summary ends with the call, its result lost; after it, the rest of the chain.
+    const compression = {
+      uuid: 'c0000000-0000-4000-8000-000000000001',
+      parentUuid: first['uuid'],
+      sessionId: first['sessionId'],
+      timestamp: first['timestamp'],
+      type: 'system',
+      subtype: 'chat_compression',
+      systemPayload: {
+        info: { originalTokenCount: 100, newTokenCount: 10 },
+        compressedHistory: [
+          { role: 'user', parts: [{ text: 'Summary of earlier turns.' }] },
+          { role: 'model', parts: [{ text: 'Understood.' }] },
+        ],
+      },
+    };
+    const text = `${JSON.stringify(first)}\n${JSON.stringify(compression)}\n${JSON.stringify({ ...call, parentUuid: compression.uuid })}\n`;
+    const file = path('compressed.jsonl');
+    await writeFile(file, text);
+    const session = readAgentSession(file, text);
+    assert.deepEqual(
+      ((session?.native ?? []) as Rec[]).map((message) => message['role']),
+      ['user', 'assistant', 'assistant'],
+      'the summary, then the call: the first prompt is in the summary, not sent again',
+    );
+    assert.deepEqual(session?.sources, [[2], [2], [3]]);
+    // The call is answered by a new record after it (outside the compression): written.
+    const fix = captureIo();
+    assert.equal(await run(['fix', '--write', file], fix), 0, fix.err());
+    const fixed = await readFile(file, 'utf8');
+    assert.equal(records(fixed).length, 4);
+    assert.equal(records(fixed)[3]?.['type'], 'tool_result');
+    // A summary that itself ends with an unanswered call: the repair would have to change the compression. Refused.
+    const inside = {
+      ...compression,
+      systemPayload: {
+        ...compression.systemPayload,
+        compressedHistory: [
+          { role: 'user', parts: [{ text: 'Summary.' }] },
+          { role: 'model', parts: [{ functionCall: { id: 'call_x', name: 'read_file', args: {} } }] },
+          { role: 'user', parts: [{ text: 'go on' }] },
+        ],
+      },
+    };
+    const refused = path('compressed-inside.jsonl');
+    const insideText = `${JSON.stringify(first)}\n${JSON.stringify(inside)}\n`;
+    await writeFile(refused, insideText);
+    const io = captureIo();
+    assert.equal(await run(['fix', '--write', refused], io), 2);
+    assert.match(
+      io.err(),
+      /compressed-inside\.jsonl:2: the repair would change the history inside a chat_compression record/,
+    );
+    assert.equal(await readFile(refused, 'utf8'), insideText);
+    assert.equal(existsSync(`${refused}.bak`), false);
+  });
+
   test('--agent qwen-code on a file that is no Qwen Code chat: one line naming the file, exit 2, nothing written', async () => {
     const file = path('not-qwen.jsonl');
     await writeFile(file, '{"role":"user","content":"hi"}\n');
