@@ -80,6 +80,8 @@ function readQwenChat(file: string, text: string): AgentSession {
       return;
     }
     if (!isRecord(value) || typeof value['uuid'] !== 'string' || value['uuid'] === '') return;
+    // Qwen Code's validateTranscriptRecord skips a record without its session id.
+    if (typeof value['sessionId'] !== 'string' || value['sessionId'] === '') return;
     const parentValue = value['parentUuid'];
     if (typeof parentValue !== 'string' && parentValue !== null) return;
     if (!RECORD_TYPES.has(value['type'] as string)) return;
@@ -118,12 +120,15 @@ function readQwenChat(file: string, text: string): AgentSession {
   chain.reverse();
 
   let slots: Slot[] = [];
+  /** The last record that gave the history a message (what a local slash command's result looks back at). */
+  let lastMaterial: Row | undefined;
   for (const row of chain) {
     const value = row.value;
     if (value['type'] === 'system') {
       const payload = value['systemPayload'];
       if (value['subtype'] === 'chat_compression' && isRecord(payload) && payload['compressedHistory']) {
         const history = Array.isArray(payload['compressedHistory']) ? payload['compressedHistory'] : [];
+        lastMaterial = undefined;
         slots = history.flatMap((content, element) =>
           isRecord(content) && typeof content['role'] === 'string' && Array.isArray(content['parts'])
             ? [
@@ -136,12 +141,28 @@ function readQwenChat(file: string, text: string): AgentSession {
             : [],
         );
       } else if (value['subtype'] === 'slash_command') {
-        // A slash command answered locally: Qwen Code takes its prompt back out of the history (rare; reported).
-        problems.push({
-          file,
-          line: row.line + 1,
-          why: 'a slash_command record: the prompt it may take out of the history is read as sent (kept as it is)',
-        });
+        // A slash command answered locally (not sent to the model): Qwen Code takes its prompt back out of the history.
+        const previous = lastMaterial?.value;
+        const parts = isRecord(previous?.['message']) ? previous['message']['parts'] : undefined;
+        const items = isRecord(payload) ? payload['outputHistoryItems'] : undefined;
+        if (
+          isRecord(payload) &&
+          payload['phase'] === 'result' &&
+          payload['sentToModel'] !== true &&
+          Array.isArray(items) &&
+          items.length > 0 &&
+          items.every((item) => isRecord(item) && item['type'] === 'assistant') &&
+          previous?.['type'] === 'user' &&
+          previous['subtype'] === undefined &&
+          Array.isArray(parts) &&
+          parts.length === 1 &&
+          isRecord(parts[0]) &&
+          Object.keys(parts[0]).length === 1 &&
+          parts[0]['text'] === payload['rawCommand'] &&
+          slots.at(-1)?.rows.includes(lastMaterial as Row)
+        )
+          slots.pop();
+        if (previous?.['type'] === 'user') lastMaterial = undefined;
       }
       continue;
     }
@@ -149,6 +170,7 @@ function readQwenChat(file: string, text: string): AgentSession {
     const rows = fragments.get(row.uuid) as Row[];
     const withMessage = rows.filter((fragment) => isRecord(fragment.value['message']));
     if (withMessage.length === 0) continue;
+    lastMaterial = row;
     const first = withMessage[0]?.value['message'] as Record<string, unknown>;
     const parts = withMessage.flatMap((fragment) => partsOf(fragment.value['message']));
     const role = typeof first['role'] === 'string' ? first['role'] : value['type'] === 'assistant' ? 'model' : 'user';

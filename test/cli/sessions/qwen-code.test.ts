@@ -250,6 +250,49 @@ describe('Qwen Code 0.24.4 chat files (written by the real binary)', () => {
     assert.equal(existsSync(`${refused}.bak`), false);
   });
 
+  test('a slash command answered locally: its prompt is not in the history Qwen Code sends', async () => {
+    const { original } = await copy();
+    const all = records(original);
+    const first = all[0] as Rec;
+    const base = {
+      sessionId: first['sessionId'],
+      timestamp: first['timestamp'],
+      cwd: first['cwd'],
+      version: first['version'],
+    };
+    const command = {
+      uuid: 'a0000000-0000-4000-8000-000000000001',
+      parentUuid: null,
+      ...base,
+      type: 'user',
+      message: { role: 'user', parts: [{ text: '/stats' }] },
+    };
+    const result = {
+      uuid: 'a0000000-0000-4000-8000-000000000002',
+      parentUuid: command.uuid,
+      ...base,
+      type: 'system',
+      subtype: 'slash_command',
+      systemPayload: {
+        phase: 'result',
+        rawCommand: '/stats',
+        outputHistoryItems: [{ type: 'assistant', text: 'stats' }],
+      },
+    };
+    const lines = original.split('\n');
+    lines[0] = JSON.stringify({ ...first, parentUuid: result.uuid });
+    const text = [JSON.stringify(command), JSON.stringify(result), ...lines].join('\n');
+    const session = readAgentSession(path('slash.jsonl'), text);
+    assert.deepEqual(
+      ((session?.native ?? []) as Rec[]).map((message) => message['role']),
+      ['user', 'assistant', 'tool', 'assistant'],
+    );
+    assert.deepEqual(((session?.native ?? []) as Rec[])[0]?.['content'], [
+      { type: 'text', text: 'What does notes.txt say?' },
+    ]);
+    assert.deepEqual(session?.problems, []);
+  });
+
   test('--agent qwen-code on a file that is no Qwen Code chat: one line naming the file, exit 2, nothing written', async () => {
     const file = path('not-qwen.jsonl');
     await writeFile(file, '{"role":"user","content":"hi"}\n');
