@@ -343,7 +343,18 @@ function writeBack(input: WriteInput, repaired: readonly unknown[]): string {
   const groups: Group[] = [];
   let last = -1;
   let group: Group | undefined;
-  for (const step of alignRepaired(input.native, repaired)) {
+  // In the order of the repaired history (the alignment lists a moved message before the ones added beside it).
+  const steps = alignRepaired(input.native, repaired);
+  const position = new Map<unknown, number>();
+  repaired.forEach((message, index) => {
+    if (!position.has(message)) position.set(message, index);
+  });
+  const at = (step: (typeof steps)[number]) =>
+    step.kind === 'dropped' ? -1 : (position.get(step.output) ?? Number.MAX_SAFE_INTEGER);
+  const ordered = steps
+    .map((step, index) => ({ step, index }))
+    .sort((a, b) => at(a.step) - at(b.step) || a.index - b.index);
+  for (const { step } of ordered) {
     if (step.kind === 'same' || step.kind === 'changed') {
       const origin = origins[step.input] as Origin;
       if (step.kind === 'changed') touched.add(origin.slot);
