@@ -19,7 +19,8 @@ export const agentReaders: readonly AgentReader[] = [
   geminiCliReader,
 ];
 
-export const agentNames: readonly AgentName[] = agentReaders.map((reader) => reader.agent);
+/** In name order (help texts and usage lines list them so), whatever order they are tried in. */
+export const agentNames: readonly AgentName[] = agentReaders.map((reader) => reader.agent).sort();
 
 export function isAgentName(name: string): name is AgentName {
   return (agentNames as readonly string[]).includes(name);

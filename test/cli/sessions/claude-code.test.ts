@@ -232,7 +232,7 @@ describe('Claude Code session files (real files of Claude Code 2.1.332)', () => 
     assert.match(io.out(), /Claude Code session/);
     const bad = captureIo();
     assert.equal(await run(['check', '--agent', 'nope', file], bad), 2);
-    assert.match(bad.err(), /^unstuck check: --agent takes claude-code, cline, codex, gemini-cli, not 'nope'\n$/);
+    assert.match(bad.err(), /^unstuck check: --agent takes claude-code, cline, codex, gemini-cli, qwen-code, not 'nope'\n$/);
   });
 
   test('a file with no user or assistant event, forced as Claude Code: one clear line', async () => {
