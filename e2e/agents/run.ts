@@ -41,6 +41,7 @@ import { runGeminiCli } from './gemini-cli.js';
 import { runOpenCode } from './opencode.js';
 import type { Poisoning } from './poison.js';
 import { poisonings } from './poison.js';
+import { runQwenCode } from './qwen-code.js';
 import { relayThrough } from './sanitizing-relay.js';
 import { startUnstuckProxy } from './unstuck-proxy.js';
 
@@ -61,6 +62,7 @@ async function main(): Promise<number> {
     !existsSync(claude) ||
     !existsSync(join(here, 'node_modules', '.bin', 'codex')) ||
     !existsSync(join(here, 'node_modules', '.bin', 'gemini')) ||
+    !existsSync(join(here, 'node_modules', '.bin', 'qwen')) ||
     (process.platform === 'linux' &&
       process.arch === 'x64' &&
       !existsSync(join(here, 'node_modules', 'opencode-linux-x64')))
@@ -108,6 +110,7 @@ async function main(): Promise<number> {
   if (selected.has('codex')) others.push(...(await runCodex({ log, saveFixtures, proxy })));
   if (selected.has('gemini-cli')) others.push(...(await runGeminiCli({ log, saveFixtures, proxy })));
   if (selected.has('opencode')) others.push(...(await runOpenCode({ log, saveFixtures, proxy })));
+  if (selected.has('qwen-code')) others.push(...(await runQwenCode({ log, saveFixtures, proxy })));
   if (!selected.has('claude-code')) return report(others);
   log(`claude ${run(claude, ['--version']).trim()}`);
 
@@ -560,7 +563,7 @@ function run(command: string, args: string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
 }
 
-const AGENTS = ['claude-code', 'codex', 'gemini-cli', 'opencode'] as const;
+const AGENTS = ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code'] as const;
 
 /** `--agent NAME` (repeatable, or `--agent=NAME`): only those agents; none given: all of them. */
 function selectedAgents(): Set<string> {

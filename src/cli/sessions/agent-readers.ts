@@ -5,12 +5,15 @@ import { clineReader } from './cline.js';
 import { codexReader } from './codex.js';
 import { geminiCliReader } from './gemini-cli.js';
 import { openCodeExportReader } from './opencode-export.js';
+import { qwenCodeReader } from './qwen-code.js';
 
 /**
  * The agents whose session files are read, one reader file each. Codex reads its rollout JSONL's
  * `response_item`s, Gemini CLI its chats JSONL.
  */
 export const agentReaders: readonly AgentReader[] = [
+  // Before Claude Code's: a Qwen Code record has its uuid, parentUuid and sessionId too (but Gemini-form parts).
+  qwenCodeReader,
   claudeCodeReader,
   clineReader,
   codexReader,
@@ -19,7 +22,8 @@ export const agentReaders: readonly AgentReader[] = [
   openCodeExportReader,
 ];
 
-export const agentNames: readonly AgentName[] = agentReaders.map((reader) => reader.agent);
+/** In name order (help texts and usage lines list them so), whatever order they are tried in. */
+export const agentNames: readonly AgentName[] = agentReaders.map((reader) => reader.agent).sort();
 
 export function isAgentName(name: string): name is AgentName {
   return (agentNames as readonly string[]).includes(name);

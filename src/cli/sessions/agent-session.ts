@@ -1,7 +1,7 @@
 import type { SessionProblem } from '../../session/index.js';
 
 /** The agents whose own session files `check`, `fix` and `scan` read and write. One reader file each. */
-export type AgentName = 'claude-code' | 'cline' | 'codex' | 'gemini-cli' | 'opencode';
+export type AgentName = 'claude-code' | 'cline' | 'codex' | 'gemini-cli' | 'opencode' | 'qwen-code';
 
 /**
  * Another agent's session file, read as the history that agent will send on resume. `native` is that history in the
@@ -10,6 +10,7 @@ export type AgentName = 'claude-code' | 'cline' | 'codex' | 'gemini-cli' | 'open
  */
 export interface AgentSession {
   agent: AgentName;
+  /** Qwen Code: OpenAI chat, the wire it sends its Gemini-form records on (qwen-code.ts). */
   wire: 'anthropic-messages' | 'responses-input' | 'gemini-contents' | 'openai-chat';
   native: unknown[];
   /** For each element of `native`: the 1-based lines (JSONL) or 0-based element indexes (JSON) it was read from. */

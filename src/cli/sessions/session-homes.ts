@@ -20,6 +20,8 @@ export function sessionHomes(env: Record<string, string | undefined>): SessionHo
     { agent: 'Gemini CLI', path: join(home, '.gemini', 'tmp') },
     // OpenCode's opencode.db (all its sessions in one SQLite file): read by sessions/opencode-command.ts.
     { agent: 'OpenCode', path: join(env['XDG_DATA_HOME'] ?? join(home, '.local', 'share'), 'opencode') },
+    // Qwen Code's Storage: QWEN_RUNTIME_DIR, else QWEN_HOME, else ~/.qwen; chats under projects/<cwd-slug>/chats/.
+    { agent: 'Qwen Code', path: join(env['QWEN_RUNTIME_DIR'] ?? env['QWEN_HOME'] ?? join(home, '.qwen'), 'projects') },
   ];
   const configRoots = [
     env['XDG_CONFIG_HOME'] ?? join(home, '.config'),

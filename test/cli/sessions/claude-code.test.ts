@@ -234,7 +234,7 @@ describe('Claude Code session files (real files of Claude Code 2.1.332)', () => 
     assert.equal(await run(['check', '--agent', 'nope', file], bad), 2);
     assert.match(
       bad.err(),
-      /^unstuck check: --agent takes claude-code, cline, codex, gemini-cli, opencode, not 'nope'\n$/,
+      /^unstuck check: --agent takes claude-code, cline, codex, gemini-cli, opencode, qwen-code, not 'nope'\n$/,
     );
   });
 
