@@ -11,6 +11,8 @@ import { AGENT_NAMES, AGENT_TARGETS, detectAgent } from '../agent-targets.js';
 import type { Command } from '../command.js';
 import type { Io } from '../io.js';
 import { createLogLines } from '../log-lines.js';
+import type { RunRepairReport } from '../report/run-repair-report.js';
+import { createRunRepairReport } from '../report/run-repair-report.js';
 import { startProxy } from '../start-proxy.js';
 import { guardProcess, parseUpstream } from './proxy.js';
 
@@ -40,6 +42,7 @@ export const runAgentCommand: Command = {
     profile: { type: 'string' },
     quiet: { type: 'boolean', short: 'q' },
     log: { type: 'string' },
+    report: { type: 'string' },
   },
   optionHelp: {
     agent: `Which agent COMMAND is, for the base-URL variables it reads: ${AGENT_NAMES.join(', ')} (default: from the command's name)`,
@@ -47,6 +50,8 @@ export const runAgentCommand: Command = {
     profile: `Provider rules for chat-completions requests: ${profileNames.join(', ')} (default openai)`,
     quiet: 'Say nothing after the run, even when requests were repaired',
     log: "Append the proxy's JSON line per request to this file (never keys or contents)",
+    report:
+      'Write a self-contained HTML page of every request repaired during the run (its history before and after) to this file',
   },
   async run({ values, positionals }, io) {
     const [command, ...args] = positionals;
@@ -65,6 +70,11 @@ export const runAgentCommand: Command = {
     });
 
     const summary = createRunSummary();
+    const reportFile = typeof values.report === 'string' ? values.report : undefined;
+    const report = reportFile === undefined ? undefined : createReportWriter(reportFile, profile as ProfileName);
+    // Written once before the agent starts (a path that cannot be written is said now, not after
+    // the session), again on a signal to us, and last after the agent exits.
+    if (report !== undefined) await report.write();
     const logFile = typeof values.log === 'string' ? createWriteStream(values.log, { flags: 'a' }) : undefined;
     const logLines = logFile === undefined ? undefined : createLogLines(logFile);
     const log = (entry: ProxyLogEntry): void => {
@@ -90,6 +100,7 @@ export const runAgentCommand: Command = {
             port: 0,
             pathToken: token,
             log,
+            ...(report === undefined ? {} : { onRepair: report.collector.add }),
           });
           servers.set(upstream.origin, server);
         }
@@ -100,8 +111,11 @@ export const runAgentCommand: Command = {
         env[variable.name] = proxyUrls[index];
       });
       if (target.note !== undefined && values.quiet !== true) io.stderr.write(`${target.note}\n`);
-      const code = await runChild(command, [...(target.arguments?.(proxyUrls) ?? []), ...args], env, io);
-      const line = summary.line(values.log, target.name === 'claude');
+      const code = await runChild(command, [...(target.arguments?.(proxyUrls) ?? []), ...args], env, io, () => {
+        report?.write().catch(() => undefined);
+      });
+      if (report !== undefined) await report.write().catch((error: unknown) => reportFailed(error, io));
+      const line = summary.line(values.log, reportFile, target.name === 'claude');
       if (line !== undefined && values.quiet !== true) io.stderr.write(`${paint(line, io)}\n`);
       return code;
     } finally {
@@ -125,7 +139,13 @@ function resolveAgent(value: unknown, command: string): AgentTarget {
  * Runs the agent on our terminal (stdio inherited: TTY, colours and window size are its own) and
  * resolves with its exit code, or 128+n when a signal ended it, as a shell reports it.
  */
-function runChild(command: string, args: string[], env: Record<string, string | undefined>, io: Io): Promise<number> {
+function runChild(
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  io: Io,
+  signalled: () => void,
+): Promise<number> {
   return new Promise((resolve) => {
     let child: ChildProcess;
     const listeners: [NodeJS.Signals, () => void][] = [];
@@ -144,8 +164,21 @@ function runChild(command: string, args: string[], env: Record<string, string | 
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     };
     for (const signal of TERMINAL_SIGNALS)
-      listeners.push([signal, () => (io.stdin.isTTY === true ? undefined : pass(signal))]);
-    for (const signal of FORWARDED_SIGNALS) listeners.push([signal, () => pass(signal)]);
+      listeners.push([
+        signal,
+        () => {
+          signalled();
+          if (io.stdin.isTTY !== true) pass(signal);
+        },
+      ]);
+    for (const signal of FORWARDED_SIGNALS)
+      listeners.push([
+        signal,
+        () => {
+          signalled();
+          pass(signal);
+        },
+      ]);
     for (const [signal, listener] of listeners) process.on(signal, listener);
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return; // started: its exit says how it ended
@@ -164,7 +197,7 @@ function runChild(command: string, args: string[], env: Record<string, string | 
 /** What the proxy repaired during the run: requests repaired, and of which rules. */
 function createRunSummary(): {
   add(entry: ProxyLogEntry): void;
-  line(logPath: unknown, scans: boolean): string | undefined;
+  line(logPath: unknown, reportPath: string | undefined, scans: boolean): string | undefined;
 } {
   let requests = 0;
   let repaired = 0;
@@ -177,14 +210,38 @@ function createRunSummary(): {
       repaired += 1;
       for (const rule of new Set(entry.rules)) rules.set(rule, (rules.get(rule) ?? 0) + 1);
     },
-    line(logPath, scans) {
+    line(logPath, reportPath, scans) {
       if (repaired === 0) return undefined;
       const kinds = [...rules].map(([rule, count]) => `${rule} ×${count}`).join(', ');
-      // The history is repaired on the wire only: the saved session is still broken, and `unstuck scan` finds it.
-      const more = `${typeof logPath === 'string' ? `each request in ${logPath}` : 'to see each request, add --log FILE'}${scans ? '; the saved session: unstuck scan' : ''}`;
+      const more = [
+        reportPath === undefined ? 'to see what was changed, add --report FILE' : `what was changed: ${reportPath}`,
+        // The history is repaired on the wire only: the saved session is still broken, and `unstuck scan` finds it.
+        ...(scans ? ['the saved session: unstuck scan'] : []),
+        ...(typeof logPath === 'string' ? [`each request in ${logPath}`] : []),
+      ].join('; ');
       return `unstuck: repaired ${repaired} of ${requests} request${requests === 1 ? '' : 's'} (${kinds}); ${more}`;
     },
   };
+}
+
+/** The run's report and its writes, one at a time (a signal's write and the last one never interleave). */
+function createReportWriter(
+  file: string,
+  profile: ProfileName | undefined,
+): { collector: RunRepairReport; write(): Promise<void> } {
+  const collector = createRunRepairReport({ profile });
+  let last: Promise<void> = Promise.resolve();
+  return {
+    collector,
+    write() {
+      last = last.catch(() => undefined).then(() => collector.write(file));
+      return last;
+    },
+  };
+}
+
+function reportFailed(error: unknown, io: Io): void {
+  io.stderr.write(`unstuck run: ${error instanceof Error ? error.message : String(error)}\n`);
 }
 
 function paint(line: string, io: Io): string {

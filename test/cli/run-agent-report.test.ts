@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createRunRepairReport, MAX_REPORTED_REQUESTS } from '../../src/cli/report/run-repair-report.js';
+import { createEmulator } from '../../src/emulator/index.js';
+import type { ProxyRepairEvent } from '../../src/http/index.js';
+import { CLI_MAIN, useTemporaryDirectory } from './helpers.js';
+
+/**
+ * `unstuck run --report FILE`: the page of what the proxy repaired during the run, written after
+ * the agent exits (and before it starts, so a path that cannot be written is said at once).
+ */
+const FAKE_AGENT = fileURLToPath(new URL('../fixtures/run/fake-agent.mjs', import.meta.url));
+const temporary = useTemporaryDirectory('unstuck-run-report-');
+const closers: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const close of closers) await close();
+});
+
+async function runCli(args: string[], env: Record<string, string> = {}) {
+  const base = { ...process.env };
+  for (const name of ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'GOOGLE_GEMINI_BASE_URL', 'NO_COLOR']) delete base[name];
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI_MAIN, 'run', ...args], {
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  child.stdout.resume();
+  const [code] = await once(child, 'exit');
+  return { code: code as number | null, stderr };
+}
+
+test('--report FILE: each repaired request before and after, its changes; self-contained, private, no key', async () => {
+  const instance = createEmulator({ profile: 'openai' });
+  const listening = await instance.listen({ port: 0, host: '127.0.0.1' });
+  closers.push(listening.close);
+  const file = temporary.path('run.html');
+  const result = await runCli([
+    '--report',
+    file,
+    '--upstream',
+    listening.url,
+    '--',
+    process.execPath,
+    FAKE_AGENT,
+    'send',
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, new RegExp(`; what was changed: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n$`));
+  assert.ok(existsSync(file));
+  assert.equal(statSync(file).mode & 0o777, 0o600, 'the page holds the conversation: the user alone reads it');
+  const html = readFileSync(file, 'utf8');
+  // Self-contained: no script, nothing fetched, a CSP that forbids both.
+  assert.ok(!/<script/i.test(html));
+  assert.ok(!/\b(?:src|href)="(?!#)/i.test(html), 'no resource outside the page');
+  assert.match(html, /Content-Security-Policy" content="default-src 'none'/);
+  // The two requests the fake agent sends, each with its path, the change and the history before and after.
+  assert.match(html, /#1 \/chat\/completions \(repaired before sending\)/);
+  assert.match(html, /#2 \/v1\/messages\?beta=true \(repaired before sending\)/);
+  const kinds = [...html.matchAll(/<tr class="change" data-kind="([^"]+)"/g)].map((match) => match[1]);
+  assert.deepEqual(kinds, ['result-synthesized', 'result-synthesized', 'messages-merged']);
+  assert.match(html, /<strong data-count="changes">3<\/strong>/);
+  assert.match(html, /<h3>Before and after<\/h3>/);
+  assert.match(html, /call_1/);
+  assert.match(html, /toolu_01A/);
+  // What the provider says of the history as it came (the emulator's wording is the provider's).
+  assert.match(html, /<tr class="problem">/);
+  assert.ok(!html.includes('sk-fake-agent-key') && !html.includes('sk-ant-fake-agent-key'), 'no key in the page');
+});
+
+test('--report with nothing repaired: the page says so; a path that cannot be written: one line, the agent never starts', async () => {
+  const file = temporary.path('nothing.html');
+  const result = await runCli(['--report', file, '--', process.execPath, FAKE_AGENT, 'exit', '0']);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stderr, '');
+  assert.match(readFileSync(file, 'utf8'), /0 repairs of requests during this run/);
+  const marker = temporary.path('started');
+  const bad = await runCli(['--report', temporary.path('no/such/dir/r.html'), '--', 'touch', marker]);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.equal(bad.stderr.trimEnd().split('\n').length, 1, bad.stderr);
+  assert.match(bad.stderr, /no\/such\/dir\/r\.html/);
+  assert.ok(!existsSync(marker), 'the agent was not started');
+});
+
+test('the report keeps a bounded number of requests and says how many more there were', async () => {
+  const report = createRunRepairReport();
+  const before = {
+    model: 'gpt-4o',
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'tool', tool_call_id: 'call_x', content: 'orphan' },
+    ],
+  };
+  const event: ProxyRepairEvent = {
+    id: 'r',
+    path: '/v1/chat/completions',
+    wire: 'chat',
+    attempt: 'heal',
+    before,
+    after: { model: 'gpt-4o', messages: [before.messages[0], { role: 'user', content: 'orphan' }] },
+    changes: [{ kind: 'orphan-to-user', index: 1, toolCallId: 'call_x', detail: 'a result without its call' }],
+    rules: ['tool-result-orphan'],
+    remaining: [],
+    providerError: '{"error":{"message":"Invalid parameter: messages with role \'tool\' must be a response"}}',
+  };
+  for (let index = 0; index < MAX_REPORTED_REQUESTS + 7; index += 1) report.add(event);
+  assert.equal(report.seen, MAX_REPORTED_REQUESTS + 7);
+  const file = temporary.path('bounded.html');
+  await report.write(file);
+  const html = readFileSync(file, 'utf8');
+  assert.equal([...html.matchAll(/<section class="session"/g)].length, MAX_REPORTED_REQUESTS);
+  assert.match(html, new RegExp(`Only the first ${MAX_REPORTED_REQUESTS} are shown .*; 7 more are not\\.`));
+  assert.match(html, /retried after the provider&#39;s 400/);
+  assert.match(html, /<pre class="provider-error">.*must be a response/);
+});
