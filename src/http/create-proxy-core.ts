@@ -275,7 +275,7 @@ class Exchange implements ProxyExchange {
     this.timeoutMs = settings.timeoutMs;
     this.isMetrics = admitted && method === 'GET' && pathname === '/metrics';
     if (!admitted)
-      this.local = this.#error(403, 'unstuck proxy: this proxy serves only the agent it was started for', 'forbidden');
+      this.local = this.#error(403, 'unstuck proxy: this proxy serves only the clients given its token', 'forbidden');
     else if (method === 'GET' && pathname === '/healthz')
       this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
     else if (this.isMetrics)

@@ -321,7 +321,7 @@ test("a second process cannot use the run's proxy: without the run's token, a 40
     assert.equal(response.status, 403, path);
     const answer = (await response.json()) as { type?: string; error?: { type?: string; message?: string } };
     assert.equal(answer.type, 'error', `Anthropic's error shape for ${path}`);
-    assert.match(answer.error?.message ?? '', /only the agent it was started for/);
+    assert.match(answer.error?.message ?? '', /serves only the clients given its token/);
   }
   // A path of no wire: OpenAI's error shape, as for any other local error of the proxy.
   const bare = await fetch(`${origin}/t/`, { method: 'POST', headers, body });
