@@ -7,7 +7,8 @@ import type { ProfileName } from '../../core/index.js';
 import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
 import type { ProxyLogEntry, ServingProxy } from '../../http/index.js';
 import type { AgentTarget } from '../agent-targets.js';
-import { AGENT_NAMES, AGENT_TARGETS, detectAgent } from '../agent-targets.js';
+import { AGENT_NAMES, AGENT_TARGETS, detectAgent, planRun } from '../agent-targets.js';
+import { createProcessTreeCheck } from '../child-connections.js';
 import type { Command } from '../command.js';
 import type { Io } from '../io.js';
 import { createLogLines } from '../log-lines.js';
@@ -61,12 +62,12 @@ export const runAgentCommand: Command = {
     const profile = typeof values.profile === 'string' ? values.profile : undefined;
     if (profile !== undefined) getProfile(profile as ProfileName);
     const override = typeof values.upstream === 'string' ? parseUpstream(values.upstream, '--upstream') : undefined;
-    const upstreams = target.variables.map((variable) => {
+    const plan = planRun(target, io.env, io.cwd);
+    const upstreams = plan.baseUrls.map((variable) => {
       if (override !== undefined) return override;
-      const previous = io.env[variable.name];
-      return previous === undefined || previous === ''
+      return variable.previous === undefined
         ? new URL(variable.providerDefault)
-        : parseUpstream(previous, variable.name);
+        : parseUpstream(variable.previous, variable.name);
     });
 
     const summary = createRunSummary();
@@ -86,6 +87,10 @@ export const runAgentCommand: Command = {
     // Only the agent is given the proxy's URL, and with it this run's token: another process on the
     // machine that finds the port gets a 403 (docs/decisions/cli-run-agent.md).
     const token = randomBytes(24).toString('base64url');
+    // An agent pointed only on its command line (Codex) is not given the token, which `ps` would
+    // show every local user: its proxy admits the connections of its own processes instead.
+    let agentPid: number | undefined;
+    const byProcess = target.tokenInUrl === false ? createProcessTreeCheck(() => agentPid) : undefined;
     const servers = new Map<string, ServingProxy>();
     const removeGuard = guardProcess((entry) => logLines?.line(entry));
     try {
@@ -98,21 +103,24 @@ export const runAgentCommand: Command = {
             ...(profile === undefined ? {} : { profile: profile as ProfileName }),
             host: '127.0.0.1',
             port: 0,
-            pathToken: token,
+            ...(byProcess === undefined ? { pathToken: token } : { admitConnection: byProcess }),
             log,
             ...(report === undefined ? {} : { onRepair: report.collector.add }),
           });
           servers.set(upstream.origin, server);
         }
-        proxyUrls.push(`${server.url}/t/${token}${upstream.pathname === '/' ? '' : upstream.pathname}`);
+        const path = upstream.pathname === '/' ? '' : upstream.pathname;
+        proxyUrls.push(byProcess === undefined ? `${server.url}/t/${token}${path}` : `${server.url}${path}`);
       }
-      const env: Record<string, string | undefined> = { ...io.env };
-      target.variables.forEach((variable, index) => {
-        env[variable.name] = proxyUrls[index];
-      });
+      const env: Record<string, string | undefined> = { ...io.env, ...plan.environment(proxyUrls) };
       if (target.note !== undefined && values.quiet !== true) io.stderr.write(`${target.note}\n`);
-      const code = await runChild(command, [...(target.arguments?.(proxyUrls) ?? []), ...args], env, io, () => {
-        report?.write().catch(() => undefined);
+      const code = await runChild(command, [...plan.arguments(proxyUrls), ...args], env, io, {
+        started: (pid) => {
+          agentPid = pid;
+        },
+        signalled: () => {
+          report?.write().catch(() => undefined);
+        },
       });
       if (report !== undefined) await report.write().catch((error: unknown) => reportFailed(error, io));
       const line = summary.line(values.log, reportFile, target.name === 'claude');
@@ -144,8 +152,9 @@ function runChild(
   args: string[],
   env: Record<string, string | undefined>,
   io: Io,
-  signalled: () => void,
+  hooks: { started(pid: number): void; signalled(): void },
 ): Promise<number> {
+  const { signalled } = hooks;
   return new Promise((resolve) => {
     let child: ChildProcess;
     const listeners: [NodeJS.Signals, () => void][] = [];
@@ -155,6 +164,7 @@ function runChild(
     };
     try {
       child = spawn(command, args, { stdio: 'inherit', env, cwd: io.cwd });
+      if (child.pid !== undefined) hooks.started(child.pid);
     } catch (error) {
       io.stderr.write(`unstuck run: cannot start '${command}': ${(error as Error).message}\n`);
       done(NOT_EXECUTABLE);
