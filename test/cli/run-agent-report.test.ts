@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { createRunRepairReport, MAX_REPORTED_REQUESTS } from '../../src/cli/report/run-repair-report.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { ProxyRepairEvent } from '../../src/http/index.js';
@@ -13,6 +14,8 @@ import { CLI_MAIN, useTemporaryDirectory } from './helpers.js';
  * `unstuck run --report FILE`: the page of what the proxy repaired during the run, written after
  * the agent exits (and before it starts, so a path that cannot be written is said at once).
  */
+const CHROMIUM = '/usr/bin/chromium';
+const HOSTILE = `<script>document.title='pwned'</script></style><h1 id="injected">injected</h1>`;
 const FAKE_AGENT = fileURLToPath(new URL('../fixtures/run/fake-agent.mjs', import.meta.url));
 const temporary = useTemporaryDirectory('unstuck-run-report-');
 const closers: (() => Promise<void>)[] = [];
@@ -20,7 +23,7 @@ after(async () => {
   for (const close of closers) await close();
 });
 
-async function runCli(args: string[], env: Record<string, string> = {}) {
+function startCli(args: string[], env: Record<string, string> = {}) {
   const base = { ...process.env };
   for (const name of ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'GOOGLE_GEMINI_BASE_URL', 'NO_COLOR']) delete base[name];
   const child = spawn(process.execPath, ['--import', 'tsx', CLI_MAIN, 'run', ...args], {
@@ -28,29 +31,28 @@ async function runCli(args: string[], env: Record<string, string> = {}) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  let stdout = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
-  child.stdout.resume();
-  const [code] = await once(child, 'exit');
-  return { code: code as number | null, stderr };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  const finished = once(child, 'exit').then(([code]) => ({ code: code as number | null, stderr }));
+  return { child, finished, stdout: () => stdout };
 }
+
+const runCli = (args: string[], env: Record<string, string> = {}) => startCli(args, env).finished;
 
 test('--report FILE: each repaired request before and after, its changes; self-contained, private, no key', async () => {
   const instance = createEmulator({ profile: 'openai' });
   const listening = await instance.listen({ port: 0, host: '127.0.0.1' });
   closers.push(listening.close);
   const file = temporary.path('run.html');
-  const result = await runCli([
-    '--report',
-    file,
-    '--upstream',
-    listening.url,
-    '--',
-    process.execPath,
-    FAKE_AGENT,
-    'send',
-  ]);
+  const result = await runCli(
+    ['--report', file, '--upstream', listening.url, '--', process.execPath, FAKE_AGENT, 'send'],
+    { FAKE_AGENT_TEXT: HOSTILE },
+  );
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stderr, new RegExp(`; what was changed: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n$`));
   assert.ok(existsSync(file));
@@ -72,6 +74,35 @@ test('--report FILE: each repaired request before and after, its changes; self-c
   // What the provider says of the history as it came (the emulator's wording is the provider's).
   assert.match(html, /<tr class="problem">/);
   assert.ok(!html.includes('sk-fake-agent-key') && !html.includes('sk-ant-fake-agent-key'), 'no key in the page');
+  // The conversation's markup is text on the page, in headless Chromium too (no script ran, nothing was injected).
+  assert.ok(!html.includes(HOSTILE) && html.includes('&#60;script&#62;document.title'));
+  if (existsSync(CHROMIUM)) {
+    const { stdout, stderr } = await promisify(execFile)(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--enable-logging=stderr',
+        '--v=0',
+        `--user-data-dir=${temporary.path('chromium-profile')}`,
+        '--dump-dom',
+        pathToFileURL(file).href,
+      ],
+      { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
+    );
+    assert.deepEqual(
+      stderr.split('\n').filter((line) => /CONSOLE|Content Security Policy/.test(line)),
+      [],
+    );
+    assert.match(stdout, /<title>unstuck run: repaired requests<\/title>/);
+    assert.ok(
+      !stdout.includes('<h1 id="injected">') && stdout.includes('&lt;h1 id="injected"&gt;'),
+      'the hostile heading stayed text',
+    );
+    assert.equal([...stdout.matchAll(/<tr class="change"/g)].length, 3);
+  }
 });
 
 test('--report with nothing repaired: the page says so; a path that cannot be written: one line, the agent never starts', async () => {
@@ -86,6 +117,36 @@ test('--report with nothing repaired: the page says so; a path that cannot be wr
   assert.equal(bad.stderr.trimEnd().split('\n').length, 1, bad.stderr);
   assert.match(bad.stderr, /no\/such\/dir\/r\.html/);
   assert.ok(!existsSync(marker), 'the agent was not started');
+});
+
+test('a signal to unstuck run writes the report at once, before the agent has exited', async () => {
+  const instance = createEmulator({ profile: 'openai' });
+  const listening = await instance.listen({ port: 0, host: '127.0.0.1' });
+  closers.push(listening.close);
+  const file = temporary.path('signalled.html');
+  const running = startCli([
+    '--report',
+    file,
+    '--upstream',
+    listening.url,
+    '--',
+    process.execPath,
+    FAKE_AGENT,
+    'send-then-linger',
+  ]);
+  while (!running.stdout().includes('\n')) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.match(readFileSync(file, 'utf8'), /0 repairs of requests/, 'the page as written before the agent started');
+  let exited = false;
+  void running.finished.then(() => {
+    exited = true;
+  });
+  running.child.kill('SIGTERM');
+  const deadline = Date.now() + 1500;
+  while (!/1 repair of requests/.test(readFileSync(file, 'utf8')) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  assert.match(readFileSync(file, 'utf8'), /1 repair of requests during this run/);
+  assert.equal(exited, false, 'written while the agent was still running');
+  assert.equal((await running.finished).code, 0);
 });
 
 test('the report keeps a bounded number of requests and says how many more there were', async () => {
