@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { createRunRepairReport, MAX_REPORTED_REQUESTS } from '../../src/cli/report/run-repair-report.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { ProxyRepairEvent } from '../../src/http/index.js';
+import { createProxyHandler } from '../../src/http/index.js';
 import { CLI_MAIN, useTemporaryDirectory } from './helpers.js';
 
 /**
@@ -179,4 +180,52 @@ test('the report keeps a bounded number of requests and says how many more there
   assert.match(html, new RegExp(`Only the first ${MAX_REPORTED_REQUESTS} are shown .*; 7 more are not\\.`));
   assert.match(html, /retried after the provider&#39;s 400/);
   assert.match(html, /<pre class="provider-error">.*must be a response/);
+});
+
+test("the proxy core tells the report each repair: the retry after a provider's 400 carries the 400 and the bodies before and after", async () => {
+  // The moonshot emulator rejects an id used twice, which the openai profile lets through (as test/http's heal test).
+  const emulator = createEmulator({ profile: 'moonshot' });
+  const events: ProxyRepairEvent[] = [];
+  const handler = createProxyHandler({
+    upstream: 'http://upstream.test',
+    profile: 'openai',
+    fetch: emulator.fetch,
+    onRepair: (event) => events.push(event),
+  });
+  const call = { id: 'read:0', type: 'function', function: { name: 'read', arguments: '{}' } };
+  const messages = [
+    { role: 'user', content: 'read' },
+    { role: 'assistant', content: '', tool_calls: [call] },
+    { role: 'tool', tool_call_id: 'read:0', content: 'one' },
+    { role: 'user', content: 'again' },
+    { role: 'assistant', content: '', tool_calls: [call] },
+    { role: 'tool', tool_call_id: 'read:0', content: 'two' },
+  ];
+  const response = await handler(
+    new Request('http://127.0.0.1/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-heal-key' },
+      body: JSON.stringify({ model: 'kimi-k2', messages }),
+    }),
+  );
+  assert.equal(response.status, 200);
+  await response.text();
+  assert.equal(events.length, 1);
+  const [event] = events as [ProxyRepairEvent];
+  assert.equal(event.attempt, 'heal');
+  assert.equal(event.wire, 'chat');
+  assert.equal(event.path, '/v1/chat/completions');
+  assert.ok(event.changes.length > 0);
+  assert.deepEqual((event.before['messages'] as unknown[]).length, messages.length);
+  assert.notDeepEqual(event.after['messages'], event.before['messages']);
+  assert.match(event.providerError ?? '', /"error"/);
+  assert.ok(event.rejectedFor !== undefined);
+  assert.ok(!JSON.stringify(event).includes('sk-heal-key'), 'no header in the event');
+  const report = createRunRepairReport();
+  report.add(event);
+  const file = temporary.path('heal.html');
+  await report.write(file);
+  const html = readFileSync(file, 'utf8');
+  assert.match(html, /retried after the provider&#39;s 400/);
+  assert.match(html, /<h3>What the provider answered<\/h3>/);
 });
