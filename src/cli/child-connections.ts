@@ -1,5 +1,10 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import type { Socket } from 'node:net';
+
+/** What the check reads of an accepted connection (a node `Socket` has it). */
+export interface AcceptedConnection {
+  readonly remotePort?: number | undefined;
+  readonly localPort?: number | undefined;
+}
 
 /**
  * A connection check that admits only the processes of one process tree (the agent `unstuck run`
@@ -9,7 +14,9 @@ import type { Socket } from 'node:net';
  * Undefined where /proc/net/tcp is not there. Synchronous, and asked once per connection before
  * anything of it is read; an agent keeps its connections alive, so this is rare.
  */
-export function createProcessTreeCheck(root: () => number | undefined): ((socket: Socket) => boolean) | undefined {
+export function createProcessTreeCheck(
+  root: () => number | undefined,
+): ((socket: AcceptedConnection) => boolean) | undefined {
   if (!existsSync('/proc/net/tcp')) return undefined;
   const uid = process.getuid?.();
   return (socket) => {
