@@ -135,7 +135,9 @@ test('a signal to unstuck run writes the report at once, before the agent has ex
     FAKE_AGENT,
     'send-then-linger',
   ]);
-  while (!running.stdout().includes('\n')) await new Promise((resolve) => setTimeout(resolve, 20));
+  const started = Date.now() + 20_000;
+  while (!running.stdout().includes('\n') && Date.now() < started)
+    await new Promise((resolve) => setTimeout(resolve, 20));
   assert.match(readFileSync(file, 'utf8'), /0 repairs of requests/, 'the page as written before the agent started');
   let exited = false;
   void running.finished.then(() => {
