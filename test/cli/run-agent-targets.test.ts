@@ -102,7 +102,10 @@ test("Codex: its own processes are admitted (a poisoned Responses request goes t
     upstream.seen.map((request) => [request.path, request.status, request.violations.length]),
     [['/v1/responses', 200, 0]],
   );
-  assert.match(sent.stderr, /^unstuck: repaired 1 of 1 request \(tool-result-orphan ×1\)/);
+  assert.match(
+    sent.stderr,
+    /^unstuck: repaired 1 of 1 request \(tool-result-orphan ×1\); to see what was changed, add --report FILE; the saved session: unstuck scan\n$/,
+  );
 
   const before = upstream.seen.length;
   const running = start(['--agent', 'codex', '--', wrapper('codex'), 'hold'], env);

@@ -29,6 +29,8 @@ const NOT_EXECUTABLE = 126;
  * and are not passed on at all; the agent reads the size from the terminal it shares with us.
  */
 const TERMINAL_SIGNALS = ['SIGINT', 'SIGQUIT'] as const;
+/** The agents whose saved sessions `unstuck scan` finds in their default homes (src/cli/sessions/agent-readers.ts). */
+const SCANNED_AGENTS = new Set(['claude', 'codex', 'gemini']);
 /** Signals sent to this process alone (`kill PID`, a closing session): passed on to the agent. */
 const FORWARDED_SIGNALS = ['SIGTERM', 'SIGHUP', 'SIGUSR2'] as const;
 
@@ -123,7 +125,7 @@ export const runAgentCommand: Command = {
         },
       });
       if (report !== undefined) await report.write().catch((error: unknown) => reportFailed(error, io));
-      const line = summary.line(values.log, reportFile, target.name === 'claude');
+      const line = summary.line(values.log, reportFile, SCANNED_AGENTS.has(target.name));
       if (line !== undefined && values.quiet !== true) io.stderr.write(`${paint(line, io)}\n`);
       return code;
     } finally {
