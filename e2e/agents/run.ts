@@ -21,6 +21,9 @@
  * 5. Each poisoning Claude Code sends as is, resumed with `unstuck run -- claude --resume <id> -p`
  *    (step 3a): the proxy in-process, the emulator as the upstream it keeps from ANTHROPIC_BASE_URL.
  *
+ * 6. Claude Code interactive in tmux through `unstuck run -- claude` (claude-interactive.ts): a
+ *    prompt answered through the proxy, a window resize, Ctrl-C twice; its exit code, nothing left.
+ *
  * `--save-fixtures` copies the session file Claude Code wrote, and its poisoned copy, to
  * test/fixtures/agents/claude-code/. Exit 0 when every expectation holds; each line of the
  * emulator's log (path, status, rule; never contents) is printed.
@@ -36,6 +39,7 @@ import { createEmulator } from '../../src/emulator/index.js';
 import { listenOn } from '../../src/emulator/listen.js';
 import type { RepairEvent } from '../../src/http/index.js';
 import { createSanitizingFetch } from '../../src/http/index.js';
+import { runClaudeInteractive } from './claude-interactive.js';
 import { runCodex } from './codex.js';
 import { runGeminiCli } from './gemini-cli.js';
 import { runOpenCode } from './opencode.js';
@@ -446,6 +450,7 @@ async function main(): Promise<number> {
     if (process.env['UNSTUCK_E2E_KEEP'] === '1') log(`kept ${root}`);
     else await rm(root, { recursive: true, force: true });
   }
+  failures.push(...(await runClaudeInteractive({ log })));
   return report(failures);
 }
 

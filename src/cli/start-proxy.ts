@@ -1,5 +1,5 @@
 import type { ProfileName } from '../core/index.js';
-import type { ProxyLogEntry, ServeOptions, ServingProxy, WireName } from '../http/index.js';
+import type { ProxyLogEntry, ProxyRepairEvent, ServeOptions, ServingProxy, WireName } from '../http/index.js';
 import { serveProxy } from '../http/index.js';
 
 export interface StartProxyOptions extends ServeOptions {
@@ -13,6 +13,8 @@ export interface StartProxyOptions extends ServeOptions {
   /** See `ProxyOptions.pathToken`: requests without `/t/<token>` in front of their path get a 403. */
   pathToken?: string;
   log: (entry: ProxyLogEntry) => void;
+  /** See `ProxyOptions.onRepair`: each repaired request's body before and after (`unstuck run --report`). */
+  onRepair?: (event: ProxyRepairEvent) => void;
 }
 
 /**
@@ -21,7 +23,8 @@ export interface StartProxyOptions extends ServeOptions {
  * proxy a wrapped agent talks to is the very one `unstuck proxy` runs.
  */
 export async function startProxy(options: StartProxyOptions): Promise<ServingProxy> {
-  const { upstream, routes, profile, maxBodyBytes, upstreamTimeoutMs, logBodies, pathToken, log, ...serve } = options;
+  const { upstream, routes, profile, maxBodyBytes, upstreamTimeoutMs, logBodies, pathToken, log, onRepair, ...serve } =
+    options;
   return serveProxy(
     {
       ...(upstream === undefined ? {} : { upstream: upstream.href }),
@@ -32,6 +35,7 @@ export async function startProxy(options: StartProxyOptions): Promise<ServingPro
       ...(pathToken === undefined ? {} : { pathToken }),
       ...(profile === undefined ? {} : { profile }),
       log,
+      ...(onRepair === undefined ? {} : { onRepair }),
     },
     serve,
   );

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Profile, ProfileName, RuleId } from '../core/index.js';
+import type { Change, Profile, ProfileName, Remaining, RuleId } from '../core/index.js';
 import type { RawHeaders } from './forward-headers.js';
 import { clientRawHeaders, upstreamRawHeaders } from './forward-headers.js';
 import type { LocalAnswer } from './openai-error-response.js';
@@ -42,6 +42,29 @@ export interface ProxyLogEntry {
   requestBody?: string;
 }
 
+/**
+ * One repair of a proxied request, with the body before and after it (`ProxyOptions.onRepair`):
+ * what a report of the run shows. Never holds a header; `path` is the logged one (token stripped,
+ * key-like query values redacted). The bodies are the proxy's own objects: read them, keep them,
+ * never change them.
+ */
+export interface ProxyRepairEvent {
+  /** The log entry's id (`ProxyLogEntry.id`). */
+  id: string;
+  path: string;
+  wire: WireName;
+  /** `heal`: the one retry after the provider's 400, repairing the body as it was sent. */
+  attempt: 'request' | 'heal';
+  before: WireBody;
+  after: WireBody;
+  changes: Change[];
+  rules: RuleId[];
+  remaining: Remaining[];
+  /** For a heal: the provider's 400 as it came (secrets redacted, at most 4000 characters) and the rule it names. */
+  providerError?: string;
+  rejectedFor?: RuleId;
+}
+
 export interface ProxyOptions {
   /**
    * Base URL the proxy forwards to; the request path is appended to its path. Every request goes
@@ -58,6 +81,8 @@ export interface ProxyOptions {
   upstreamTimeoutMs?: number;
   logBodies?: boolean;
   log?: (entry: ProxyLogEntry) => void;
+  /** Called after every repair that changed a request (before it is sent). Must not throw; never called when unset. */
+  onRepair?: (event: ProxyRepairEvent) => void;
   metrics?: ProxyMetrics;
   /**
    * A secret every request must carry as its path's first segments, `/t/<token>/…` (stripped before
@@ -159,6 +184,7 @@ interface Settings {
   readonly repair: { profile: ProfileName | Profile | undefined; policy: RepairPolicy | undefined };
   readonly logBodies: boolean;
   readonly log: ((entry: ProxyLogEntry) => void) | undefined;
+  readonly onRepair: ((event: ProxyRepairEvent) => void) | undefined;
   readonly pathToken: Buffer | undefined;
 }
 
@@ -183,6 +209,7 @@ export function createProxyCore(options: ProxyOptions): ProxyCore {
     repair: { profile: options.profile, policy: options.policy },
     logBodies: options.logBodies === true,
     log: options.log,
+    onRepair: options.onRepair,
     pathToken: tokenOf(options.pathToken),
   };
   return {
@@ -249,7 +276,7 @@ class Exchange implements ProxyExchange {
     this.isMetrics = admitted && method === 'GET' && pathname === '/metrics';
     const refused = admitted ? this.#wire?.answersLocally?.(method, pathname) : undefined;
     if (!admitted)
-      this.local = this.#error(403, 'unstuck proxy: this proxy serves only the agent it was started for', 'forbidden');
+      this.local = this.#error(403, 'unstuck proxy: this proxy serves only the clients given its token', 'forbidden');
     else if (refused !== undefined) this.local = this.#error(refused.status, refused.message, refused.code);
     else if (method === 'GET' && pathname === '/healthz')
       this.local = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
@@ -286,7 +313,10 @@ class Exchange implements ProxyExchange {
     if (body === undefined) return bytes; // not JSON, or not the shape the path implies: the upstream answers it
     const result = wire.sanitize(body, this.#repairSettings());
     this.#sent = result.changed ? encoder.encode(JSON.stringify(result.body)) : bytes;
-    if (result.changed) this.#repaired(result.rules);
+    if (result.changed) {
+      this.#repaired(result.rules);
+      if (this.#settings.onRepair !== undefined) this.#report('request', wire, body, result);
+    }
     return this.#sent;
   }
 
@@ -317,6 +347,8 @@ class Exchange implements ProxyExchange {
     this.entry.healRetry = true;
     this.#settings.metrics.countHealRetry(this.#label);
     this.#repaired(result.rules);
+    if (this.#settings.onRepair !== undefined && sent !== undefined)
+      this.#report('heal', wire, sent, result, redactSecrets(text.slice(0, 4000)), result.rejectedFor);
     this.#sent = encoder.encode(JSON.stringify(result.body));
     return this.#sent;
   }
@@ -382,6 +414,34 @@ class Exchange implements ProxyExchange {
       if (this.entry.rules.includes(rule)) continue;
       this.#settings.metrics.countRepair(rule, this.#label);
       this.entry.rules.push(rule);
+    }
+  }
+
+  #report(
+    attempt: ProxyRepairEvent['attempt'],
+    wire: HttpWire,
+    before: WireBody,
+    result: { body: WireBody; changes: Change[]; rules: RuleId[]; remaining: Remaining[] },
+    providerError?: string,
+    rejectedFor?: RuleId,
+  ): void {
+    const event: ProxyRepairEvent = {
+      id: this.entry.id,
+      path: this.entry.path,
+      wire: wire.name,
+      attempt,
+      before,
+      after: result.body,
+      changes: result.changes,
+      rules: result.rules,
+      remaining: result.remaining,
+    };
+    if (providerError !== undefined) event.providerError = providerError;
+    if (rejectedFor !== undefined) event.rejectedFor = rejectedFor;
+    try {
+      this.#settings.onRepair?.(event);
+    } catch {
+      // A broken observer must not break the proxy.
     }
   }
 

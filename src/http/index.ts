@@ -1,3 +1,4 @@
+export type { ProxyRepairEvent } from './create-proxy-core.js';
 export type { ProxyHandler, ProxyHandlerOptions, ProxyLogEntry, ProxyRequest } from './create-proxy-handler.js';
 export { createProxyHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS } from './create-proxy-handler.js';
 export type { RepairEvent, SanitizingFetchOptions } from './create-sanitizing-fetch.js';

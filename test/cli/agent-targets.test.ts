@@ -30,5 +30,6 @@ test('each agent reads the variables it honours; codex also gets the one-run con
     '-c',
     'openai_base_url="http://127.0.0.1:5/v1"',
   ]);
-  assert.match(detectAgent('opencode').note ?? '', /opencode\.json/);
+  assert.equal(detectAgent('codex').tokenInUrl, false, 'Codex is pointed on its command line: no token there');
+  assert.equal(detectAgent('opencode').note, undefined, 'OpenCode is pointed for the run, no line to add by hand');
 });

@@ -75,7 +75,10 @@ test('a poisoned chat and Anthropic request from the agent reach the strict emul
   );
   const lines = result.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, result.stderr);
-  assert.match(lines[0] ?? '', /^unstuck: repaired 2 of 2 requests \(.+ ×\d.*\); to see each request, add --log FILE/);
+  assert.match(
+    lines[0] ?? '',
+    /^unstuck: repaired 2 of 2 requests \(.+ ×\d.*\); to see what was changed, add --report FILE$/,
+  );
   assert.ok(!result.stderr.includes('sk-'), 'no key on stderr');
   assert.ok(!result.stderr.includes('\u001b['), 'no colour when stderr is not a terminal');
 });
@@ -103,7 +106,7 @@ test('--quiet says nothing; --log FILE gets one JSON line per request, without k
   assert.equal(quiet.stderr, '');
   const logged = await run(['--log', logPath, '--upstream', upstream.url, '--', process.execPath, FAKE_AGENT, 'send']);
   assert.equal(logged.code, 0);
-  assert.match(logged.stderr, new RegExp(`each request in ${logPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n$`));
+  assert.match(logged.stderr, new RegExp(`; each request in ${logPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n$`));
   const text = readFileSync(logPath, 'utf8');
   const entries = text
     .trimEnd()
@@ -318,7 +321,7 @@ test("a second process cannot use the run's proxy: without the run's token, a 40
     assert.equal(response.status, 403, path);
     const answer = (await response.json()) as { type?: string; error?: { type?: string; message?: string } };
     assert.equal(answer.type, 'error', `Anthropic's error shape for ${path}`);
-    assert.match(answer.error?.message ?? '', /only the agent it was started for/);
+    assert.match(answer.error?.message ?? '', /serves only the clients given its token/);
   }
   // A path of no wire: OpenAI's error shape, as for any other local error of the proxy.
   const bare = await fetch(`${origin}/t/`, { method: 'POST', headers, body });

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ProfileName } from '../../core/index.js';
 import { getProfile, profileNames, UnstuckError } from '../../core/index.js';
 import type { WireName } from '../../http/index.js';
@@ -35,6 +37,7 @@ export const proxyCommand: Command = {
     'headers-timeout-ms': { type: 'string' },
     'max-connections': { type: 'string' },
     'drain-timeout-ms': { type: 'string' },
+    'token-file': { type: 'string' },
   },
   optionHelp: {
     upstream: `Base URL to forward to, e.g. https://api.anthropic.com (required); repeat as WIRE=URL to send one wire (${WIRE_NAMES.join(', ')}) to its own provider`,
@@ -50,6 +53,8 @@ export const proxyCommand: Command = {
     'headers-timeout-ms': `Close a connection whose request headers are not in within this (default ${DEFAULT_HEADERS_TIMEOUT_MS})`,
     'max-connections': `Refuse connections beyond this many at once (default ${DEFAULT_MAX_CONNECTIONS})`,
     'drain-timeout-ms': `On SIGTERM/SIGINT, let requests in flight finish for this long before closing (default ${DEFAULT_DRAIN_TIMEOUT_MS})`,
+    'token-file':
+      'Serve only requests under /t/TOKEN/ (clients put it in their base URL), TOKEN read from this file (made, 0600, when missing); or set UNSTUCK_PROXY_TOKEN',
   },
   async run({ values }, io) {
     const { fallback, routes } = parseUpstreams(values.upstream);
@@ -100,6 +105,7 @@ export const proxyCommand: Command = {
       2_147_483_647,
     );
     const allowHosts = parseHosts(values['allow-host']);
+    const token = readToken(values['token-file'], io.env['UNSTUCK_PROXY_TOKEN']);
 
     const logLines = createLogLines(io.stderr);
     const server = await startProxy({
@@ -109,6 +115,7 @@ export const proxyCommand: Command = {
       upstreamTimeoutMs,
       logBodies: values['log-bodies'] === true,
       ...(profile === undefined ? {} : { profile: profile as ProfileName }),
+      ...(token === undefined ? {} : { pathToken: token.token }),
       log: (entry) => logLines.line(entry),
       port,
       host,
@@ -128,6 +135,8 @@ export const proxyCommand: Command = {
             ? {}
             : { routes: Object.fromEntries([...routes].map(([wire, url]) => [wire, `${url.origin}${url.pathname}`])) }),
           profile: profile ?? 'openai',
+          // Never the token itself: where it is, and that clients need it in their base URL.
+          ...(token === undefined ? {} : { token: token.from }),
         })}\n`,
       );
       await new Promise<void>((resolve) => {
@@ -164,6 +173,57 @@ export function guardProcess(log: (entry: { event: 'uncaught-error'; error: stri
     process.off('uncaughtException', onError);
     process.off('unhandledRejection', onError);
   };
+}
+
+/** Longer is refused: a token file is one line. */
+const MAX_TOKEN_FILE_BYTES = 4096;
+
+/**
+ * The proxy's token (`ProxyOptions.pathToken`): from `--token-file FILE`, or the environment, never
+ * from the command line (every local user reads a command line in `ps`). A missing FILE is made
+ * with a new token, readable by its owner alone; an existing one must be a regular file no one
+ * else can read.
+ */
+function readToken(file: unknown, env: string | undefined): { token: string; from: string } | undefined {
+  const fromEnv = env === undefined || env === '' ? undefined : env;
+  if (typeof file === 'string' && fromEnv !== undefined)
+    throw new UnstuckError('USAGE', 'give the token once: --token-file FILE or UNSTUCK_PROXY_TOKEN, not both');
+  if (fromEnv !== undefined) return { token: checkToken(fromEnv.trim(), 'UNSTUCK_PROXY_TOKEN'), from: 'env' };
+  if (typeof file !== 'string') return undefined;
+  if (file === '') throw new UnstuckError('USAGE', '--token-file needs a file name');
+  let fd: number;
+  try {
+    // O_NOFOLLOW: the file itself, never where a link put there points.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new UnstuckError('USAGE', `${file}: the token file must be a regular file, not a link`);
+    if (code !== 'ENOENT') throw new UnstuckError('USAGE', `${file}: cannot read the token file (${code})`);
+    const token = randomBytes(24).toString('base64url');
+    try {
+      writeFileSync(file, `${token}\n`, { flag: 'wx', mode: 0o600 });
+    } catch (made) {
+      throw new UnstuckError('USAGE', `${file}: cannot make the token file (${(made as NodeJS.ErrnoException).code})`);
+    }
+    return { token, from: file };
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new UnstuckError('USAGE', `${file}: the token file must be a regular file`);
+    if ((stat.mode & 0o077) !== 0)
+      throw new UnstuckError('USAGE', `${file}: the token file is readable by other users (chmod 600 ${file})`);
+    if (stat.size > MAX_TOKEN_FILE_BYTES)
+      throw new UnstuckError('USAGE', `${file}: the token file must hold one line, the token`);
+    return { token: checkToken(readFileSync(fd, 'utf8').trim(), file), from: file };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function checkToken(token: string, where: string): string {
+  if (!/^[\w-]{16,256}$/.test(token))
+    throw new UnstuckError('USAGE', `${where}: the token must be 16 to 256 letters, digits, '-' or '_'`);
+  return token;
 }
 
 function parseHosts(value: unknown): string[] {

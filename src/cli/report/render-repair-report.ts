@@ -32,6 +32,8 @@ export interface ReportEntry {
   /** For each input element, where it is in the file (lines of a JSONL session, elements of a JSON array). */
   sources?: readonly (readonly number[])[];
   sourceKind?: 'line' | 'element';
+  /** What the provider answered about this history (a proxied request's 400 before its retry), as it came. */
+  providerErrors?: readonly string[];
 }
 
 /** Texts longer than this are collapsed (a <details> the reader opens). */
@@ -42,7 +44,10 @@ const COLLAPSE_CHARS = 600;
  * then per history its problems (rule, the provider's wording, where), its changes with each touched element before
  * and after side by side, and the whole history as a timeline with long texts collapsed.
  */
-export function renderRepairReport(entries: readonly ReportEntry[], options: { title?: string } = {}): string {
+export function renderRepairReport(
+  entries: readonly ReportEntry[],
+  options: { title?: string; notes?: readonly string[] } = {},
+): string {
   const title = options.title ?? 'unstuck repair report';
   const totalProblems = entries.reduce((sum, entry) => sum + entry.before.length + entry.problems.length, 0);
   const totalChanges = entries.reduce((sum, entry) => sum + entry.changes.length, 0);
@@ -57,6 +62,7 @@ export function renderRepairReport(entries: readonly ReportEntry[], options: { t
     `<style>${STYLE}</style></head><body>`,
     `<h1>${escapeHtml(title)}</h1>`,
     `<section class="summary" id="summary"><p><strong>${entries.length}</strong> histor${entries.length === 1 ? 'y' : 'ies'}, <strong data-count="problems">${totalProblems}</strong> problem${totalProblems === 1 ? '' : 's'}, <strong data-count="changes">${totalChanges}</strong> change${totalChanges === 1 ? '' : 's'}, <strong data-count="remaining">${totalRemaining}</strong> remaining.</p>`,
+    ...(options.notes ?? []).map((note) => `<p class="note">${escapeHtml(note)}</p>`),
     '<table><thead><tr><th>file</th><th>agent</th><th>wire</th><th>elements</th><th>problems</th><th>changes</th><th>remaining</th></tr></thead><tbody>',
   ];
   entries.forEach((entry, at) => {
@@ -98,6 +104,10 @@ function renderEntry(entry: ReportEntry, at: number): string {
         `<tr class="problem"><td>${where(violation.index)}</td><td><code>${escapeHtml(violation.rule)}</code>${violation.toolCallId === undefined ? '' : ` <code>${escapeHtml(violation.toolCallId)}</code>`}</td><td class="wording">${escapeHtml(violation.message)}</td></tr>`,
       );
     out.push('</tbody></table>');
+  }
+  if (entry.providerErrors !== undefined && entry.providerErrors.length > 0) {
+    out.push('<h3>What the provider answered</h3>');
+    for (const text of entry.providerErrors) out.push(`<pre class="provider-error">${collapse(text)}</pre>`);
   }
   out.push('<h3>What was changed</h3>');
   if (entry.changes.length === 0) out.push('<p class="none">Nothing.</p>');
@@ -258,5 +268,6 @@ tr.problem td.wording{color:#9b1c1c}tr.change code{color:#1d4ed8}.none{color:#66
 .role-user{border-color:#2563eb}.role-assistant{border-color:#16a34a}.role-tool{border-color:#9333ea}.role-system{border-color:#555}
 .block{margin:.2em 0}.tag{font-size:.8em;background:#eee;border-radius:3px;padding:0 .3em}.tool-result.error .tag{background:#fecaca}
 pre{white-space:pre-wrap;word-break:break-word;margin:.2em 0;font:12px/1.35 ui-monospace,monospace}
+.provider-error{background:#fff1f1;border:1px solid #f3c4c4;padding:.3em .5em}.note{color:#8a5a00}
 .notes{margin:0 0 .2em;padding-left:1.2em;color:#8a5a00}.id{color:#666}
 `;

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createHostCheck } from '../allowed-host.js';
 import { openAIError } from '../openai-error-response.js';
 import { failRelay, writeAnswer } from './node-response.js';
@@ -30,6 +30,11 @@ export interface ServeOptions {
   headersTimeoutMs?: number;
   /** Connections held at once; more are refused at accept (default 512). */
   maxConnections?: number;
+  /**
+   * Asked once per connection as it is accepted, before anything of it is read: false closes it
+   * (`unstuck run` admits only its agent's processes where the agent cannot be given a token).
+   */
+  admitConnection?: (socket: Socket) => boolean;
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -82,6 +87,18 @@ export async function listenNode(
     connectionsCheckingInterval: 1000,
   });
   server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const admit = options.admitConnection;
+  // After the server's own listener (it only sets the parser up): nothing of the connection is read yet.
+  if (admit !== undefined)
+    server.on('connection', (socket: Socket) => {
+      let admitted = false;
+      try {
+        admitted = admit(socket);
+      } catch {
+        // A check that fails admits nothing.
+      }
+      if (!admitted) socket.destroy();
+    });
   let inFlight = 0;
   let draining = false;
   let stopping: Promise<{ cut: number }> | undefined;
