@@ -36,6 +36,7 @@ import { createEmulator } from '../../src/emulator/index.js';
 import { listenOn } from '../../src/emulator/listen.js';
 import type { RepairEvent } from '../../src/http/index.js';
 import { createSanitizingFetch } from '../../src/http/index.js';
+import { runCline } from './cline.js';
 import { runCodex } from './codex.js';
 import { runGeminiCli } from './gemini-cli.js';
 import type { Poisoning } from './poison.js';
@@ -103,6 +104,7 @@ async function main(): Promise<number> {
   const proxy = (upstream: string) => startUnstuckProxy(upstream, log);
   if (selected.has('codex')) others.push(...(await runCodex({ log, saveFixtures, proxy })));
   if (selected.has('gemini-cli')) others.push(...(await runGeminiCli({ log, saveFixtures, proxy })));
+  if (selected.has('cline')) others.push(...(await runCline({ log, saveFixtures, proxy })));
   if (!selected.has('claude-code')) return report(others);
   log(`claude ${run(claude, ['--version']).trim()}`);
 
@@ -555,7 +557,7 @@ function run(command: string, args: string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
 }
 
-const AGENTS = ['claude-code', 'codex', 'gemini-cli'] as const;
+const AGENTS = ['claude-code', 'codex', 'gemini-cli', 'cline'] as const;
 
 /** `--agent NAME` (repeatable, or `--agent=NAME`): only those agents; none given: all of them. */
 function selectedAgents(): Set<string> {

@@ -18,6 +18,8 @@ export function sessionHomes(env: Record<string, string | undefined>): SessionHo
     { agent: 'Claude Code', path: join(env['CLAUDE_CONFIG_DIR'] ?? join(home, '.claude'), 'projects') },
     { agent: 'Codex', path: join(env['CODEX_HOME'] ?? join(home, '.codex'), 'sessions') },
     { agent: 'Gemini CLI', path: join(home, '.gemini', 'tmp') },
+    // The Cline CLI (npm `cline` 2.x, the extension's core without VS Code): `$CLINE_DIR/data/tasks/<id>/`.
+    { agent: 'Cline / Roo Code', path: join(env['CLINE_DIR'] ?? join(home, '.cline'), 'data', 'tasks') },
   ];
   const configRoots = [
     env['XDG_CONFIG_HOME'] ?? join(home, '.config'),
