@@ -247,3 +247,22 @@ describe('scan', () => {
     assert.match(again.out(), /scanned 4 sessions .*0 with problems, 0 that cannot be read, 4 valid/);
   });
 });
+
+test('scan: the Cline CLI keeps its tasks in $CLINE_DIR/data/tasks (default ~/.cline): found there', async () => {
+  const home = path('cline-home');
+  const task = 'cline/cline-cli-2.18.0.result-twice/tasks/1796173201706/api_conversation_history.json';
+  await place(task, join(home, '.cline', 'data', 'tasks', '1796173201706', 'api_conversation_history.json'));
+  await place(task, join(home, 'elsewhere', 'data', 'tasks', '1796173201707', 'api_conversation_history.json'));
+  for (const [env, where] of [
+    [{ HOME: home }, '.cline'],
+    [{ HOME: home, CLINE_DIR: join(home, 'elsewhere') }, 'elsewhere'],
+  ] as const) {
+    const io = captureIo({ env: { ...env } });
+    assert.equal(await run(['scan', '--json'], io), 1, io.err());
+    const sessions = (JSON.parse(io.out()) as { sessions: { file: string; agent: string }[] }).sessions;
+    assert.deepEqual(
+      sessions.map((session) => [session.agent, session.file.includes(join(home, where, 'data', 'tasks'))]),
+      [['cline', true]],
+    );
+  }
+});
