@@ -36,6 +36,7 @@ import { createEmulator } from '../../src/emulator/index.js';
 import { listenOn } from '../../src/emulator/listen.js';
 import type { RepairEvent } from '../../src/http/index.js';
 import { createSanitizingFetch } from '../../src/http/index.js';
+import { resumeCutAtCall } from './claude-code-cut.js';
 import { runCline } from './cline.js';
 import { runCodex } from './codex.js';
 import { runGeminiCli } from './gemini-cli.js';
@@ -378,6 +379,29 @@ async function main(): Promise<number> {
         await rm(`${file}.bak`, { force: true });
         await writeFile(file, original);
       }
+
+      log(
+        '3d. the session cut after the call, an attachment hung from it, last-prompt naming it: unstuck fix --write, then claude --resume',
+      );
+      await resumeCutAtCall({
+        log,
+        expect,
+        file,
+        original,
+        unstuck: [process.execPath, '--import', 'tsx', unstuckCli],
+        seen,
+        answer: RESUMED,
+        resume: async () => {
+          pending = answerPending(emulator, pending);
+          const before = seen.length;
+          const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], {
+            cwd: work,
+            env,
+          });
+          pending -= seen.slice(before).filter((request) => request.status === 200).length;
+          return { code: resumed.code, result: resumed.result?.result };
+        },
+      });
 
       log('4. parallel tool calls: two Reads in one answer, then text (a second session)');
       await writeFile(join(work, 'other.txt'), 'The other word is harbour.\n');
