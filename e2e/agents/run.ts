@@ -61,7 +61,8 @@ async function main(): Promise<number> {
   if (
     !existsSync(claude) ||
     !existsSync(join(here, 'node_modules', '.bin', 'codex')) ||
-    !existsSync(join(here, 'node_modules', '.bin', 'gemini'))
+    !existsSync(join(here, 'node_modules', '.bin', 'gemini')) ||
+    !existsSync(join(here, 'node_modules', '.bin', 'cline'))
   ) {
     log('installing the agents pinned in e2e/agents/package-lock.json');
     execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: here, stdio: 'inherit' });
