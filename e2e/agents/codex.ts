@@ -7,6 +7,7 @@ import type { EmulatedRequest } from '../../src/emulator/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { runAgent } from './agent-process.js';
 import { codexPoisonings } from './codex-poisonings.js';
+import { fixThenResume } from './fix-resume.js';
 import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
 import { createPending, resumePoisoned, resumeThrough, resumeThroughRepairers } from './resume-poisoned.js';
 import { saveAgentFixtures } from './save-fixtures.js';
@@ -182,6 +183,14 @@ export async function runCodex(options: AgentRunOptions): Promise<string[]> {
       },
       options.proxy,
     );
+
+    log(
+      'codex 6b. the resumes that got the 400, mended on disk by `unstuck fix --write` and resumed straight at the strict emulator (no proxy)',
+    );
+    await fixThenResume(harness, outcomes, server.url, pending, {
+      isHistory: (line) => line.includes('"type":"response_item"'),
+      normalize: (line) => line.replace(/^(\{"timestamp":"[^"]*",)"ordinal":\d+,/, '$1'),
+    });
 
     log(
       "codex 7. Codex's built-in `openai` provider (config.toml names no model_provider): a new session with only `-c openai_base_url=<emulator>/v1` (the override unstuck run passes), then its poisonings resumed with `unstuck run -- codex …` (OPENAI_BASE_URL at the emulator: the upstream unstuck run keeps)",

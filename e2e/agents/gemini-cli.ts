@@ -7,6 +7,7 @@ import type { EmulatedRequest } from '../../src/emulator/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import type { AgentProcess } from './agent-process.js';
 import { runAgent } from './agent-process.js';
+import { fixThenResume } from './fix-resume.js';
 import { geminiCliPoisonings } from './gemini-cli-poisonings.js';
 import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
 import { createPending, resumePoisoned, resumeThrough, resumeThroughRepairers } from './resume-poisoned.js';
@@ -166,6 +167,14 @@ export async function runGeminiCli(options: AgentRunOptions): Promise<string[]> 
       'unstuck run',
       pending,
     );
+
+    log(
+      'gemini-cli 3d. the resumes that got the 400, mended on disk by `unstuck fix --write` and resumed straight at the strict emulator (no proxy)',
+    );
+    await fixThenResume(harness, outcomes, server.url, pending, {
+      // Message records `{id, timestamp, type, content, …}` and `{"$set": {"messages": […]}}`; not the header or other `$set`s.
+      isHistory: (line) => line.startsWith('{"id":') || line.startsWith('{"$set":{"messages":'),
+    });
 
     log('gemini-cli 4. parallel calls: two read_file calls in one answer, then text (a second session)');
     const parallelBefore = seen.length;

@@ -39,7 +39,9 @@ import { createEmulator } from '../../src/emulator/index.js';
 import { listenOn } from '../../src/emulator/listen.js';
 import type { RepairEvent } from '../../src/http/index.js';
 import { createSanitizingFetch } from '../../src/http/index.js';
+import { resumeCutAtCall } from './claude-code-cut.js';
 import { runClaudeInteractive } from './claude-interactive.js';
+import { runCline } from './cline.js';
 import { runCodex } from './codex.js';
 import { runGeminiCli } from './gemini-cli.js';
 import { runOpenCode } from './opencode.js';
@@ -67,6 +69,7 @@ async function main(): Promise<number> {
     !existsSync(join(here, 'node_modules', '.bin', 'codex')) ||
     !existsSync(join(here, 'node_modules', '.bin', 'gemini')) ||
     !existsSync(join(here, 'node_modules', '.bin', 'qwen')) ||
+    !existsSync(join(here, 'node_modules', '.bin', 'cline')) ||
     (process.platform === 'linux' &&
       process.arch === 'x64' &&
       !existsSync(join(here, 'node_modules', 'opencode-linux-x64')))
@@ -115,6 +118,7 @@ async function main(): Promise<number> {
   if (selected.has('gemini-cli')) others.push(...(await runGeminiCli({ log, saveFixtures, proxy })));
   if (selected.has('opencode')) others.push(...(await runOpenCode({ log, saveFixtures, proxy })));
   if (selected.has('qwen-code')) others.push(...(await runQwenCode({ log, saveFixtures, proxy })));
+  if (selected.has('cline')) others.push(...(await runCline({ log, saveFixtures, proxy })));
   if (!selected.has('claude-code')) return report(others);
   log(`claude ${run(claude, ['--version']).trim()}`);
 
@@ -389,6 +393,29 @@ async function main(): Promise<number> {
         await writeFile(file, original);
       }
 
+      log(
+        '3d. the session cut after the call, an attachment hung from it, last-prompt naming it: unstuck fix --write, then claude --resume',
+      );
+      await resumeCutAtCall({
+        log,
+        expect,
+        file,
+        original,
+        unstuck: [process.execPath, '--import', 'tsx', unstuckCli],
+        seen,
+        answer: RESUMED,
+        resume: async () => {
+          pending = answerPending(emulator, pending);
+          const before = seen.length;
+          const resumed = await agent(['--resume', sessionId, '-p', 'Say it again.', ...AGENT_FLAGS], {
+            cwd: work,
+            env,
+          });
+          pending -= seen.slice(before).filter((request) => request.status === 200).length;
+          return { code: resumed.code, result: resumed.result?.result };
+        },
+      });
+
       log('4. parallel tool calls: two Reads in one answer, then text (a second session)');
       await writeFile(join(work, 'other.txt'), 'The other word is harbour.\n');
       const parallelId = '7f3c2a10-5b1e-4c8d-9a2f-0e6d4b8c1a02';
@@ -568,7 +595,7 @@ function run(command: string, args: string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
 }
 
-const AGENTS = ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code'] as const;
+const AGENTS = ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code', 'cline'] as const;
 
 /** `--agent NAME` (repeatable, or `--agent=NAME`): only those agents; none given: all of them. */
 function selectedAgents(): Set<string> {

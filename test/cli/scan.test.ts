@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { run } from '../../src/cli/run.js';
+import { renderProgress, renderScanTable } from '../../src/cli/sessions/scan-table.js';
 import { captureIo } from '../support/capture-io.js';
 import { useTemporaryDirectory } from './helpers.js';
 
@@ -104,15 +105,98 @@ describe('scan', () => {
     assert.deepEqual(await snapshot(home), before);
   });
 
-  test('on a terminal, a long scan shows its progress on stderr and clears it; stdout stays the list', async () => {
+  test('on a terminal, a long scan draws a progress bar on stderr and clears it; stdout (not a terminal) stays the list', async () => {
     const directory = path('many');
     for (let index = 0; index < 60; index += 1)
       await place('claude-code/read-tool-loop.claude-code-2.1.332.jsonl', join(directory, `s${index}.jsonl`));
     const io = captureIo();
-    (io.stderr as { isTTY?: boolean }).isTTY = true;
+    Object.assign(io.stderr, { isTTY: true, columns: 50 });
     assert.equal(await run(['scan', directory], io), 0);
-    assert.equal(io.err(), '\rscanning 0/60 files\rscanning 20/60 files\rscanning 40/60 files\r\u001b[2K');
+    const frames = io.err().split('\r').slice(1, -1);
+    assert.ok(frames.length >= 10, `${frames.length} frames`);
+    for (const frame of frames) {
+      assert.match(frame, /^scanning [█░]{10,40} \d+\/60 files$/);
+      assert.ok([...frame].length <= 50, frame);
+    }
+    assert.equal(frames[0], `scanning ${'░'.repeat(29)} 0/60 files`);
+    assert.equal(io.err().slice(-5), '\r\u001b[2K', 'the bar is cleared at the end');
     assert.equal(io.out(), 'scanned 60 sessions (Claude Code 60): 0 with problems, 0 that cannot be read, 60 valid\n');
+
+    // --json: never a bar, even on a terminal.
+    const json = captureIo();
+    Object.assign(json.stderr, { isTTY: true, columns: 50 });
+    assert.equal(await run(['scan', '--json', directory], json), 0);
+    assert.equal(json.err(), '');
+    assert.equal((JSON.parse(json.out()) as { sessions: unknown[] }).sessions.length, 60);
+  });
+
+  test('on a terminal, stdout is a table of every session (agent, age, messages, problems, path), fitted to its width', async () => {
+    const directory = path('table');
+    await place('claude-code/read-tool-loop.claude-code-2.1.332.jsonl', join(directory, 'claude', 'valid.jsonl'));
+    await place(
+      'codex/read-tool-loop.codex-0.171.0.output-before-call.jsonl',
+      join(directory, 'codex', 'sessions', '2026', '12', '01', 'rollout-2026-12-01T10-00-00-a-rather-long-name.jsonl'),
+    );
+    await writeFile(join(directory, 'claude', 'rollout-damaged.jsonl'), 'not json\n');
+    for (const columns of [60, 100, 200]) {
+      const io = captureIo();
+      Object.assign(io.stdout, { isTTY: true, columns });
+      assert.equal(await run(['scan', directory], io), 1);
+      const lines = io.out().trimEnd().split('\n');
+      assert.match(lines[0] as string, /^AGENT +AGE +MESSAGES +PROBLEMS +PATH$/);
+      const table = lines.slice(1, 4);
+      for (const line of table) assert.ok([...line].length <= columns, `${[...line].length} > ${columns}: ${line}`);
+      const codex = table.find((line) => line.startsWith('Codex')) as string;
+      assert.match(codex, /^Codex +\d+ min +6 {2}2: tool-/);
+      assert.match(codex, /-long-name\.jsonl$/, 'the path is cut from the left: its file name stays');
+      if (columns < 150) assert.match(codex, / …/);
+      else
+        assert.ok(
+          codex.endsWith(
+            join(
+              directory,
+              'codex',
+              'sessions',
+              '2026',
+              '12',
+              '01',
+              'rollout-2026-12-01T10-00-00-a-rather-long-name.jsonl',
+            ),
+          ),
+        );
+      assert.match(table.find((line) => line.startsWith('Claude Code')) as string, /^Claude Code +\d+ min +4 {2}ok +/);
+      assert.match(table.find((line) => line.startsWith('?')) as string, / cannot b/);
+      assert.match(lines[4] as string, /rollout-damaged\.jsonl: cannot be read: /, 'the damaged one in full, one line');
+      assert.match(lines[5] as string, /^scanned 3 sessions/);
+    }
+  });
+
+  test('the table renderer: every line within the width, however narrow; wide characters count as two columns', () => {
+    const rows = [
+      {
+        agent: 'Gemini CLI',
+        age: '3 d',
+        messages: 1234,
+        problems: '2: tool-calls-unanswered, text-block-empty',
+        path: '/home/u/.gemini/tmp/プロジェクト/chats/session-1.jsonl',
+      },
+      { agent: 'Codex', age: '5 min', messages: undefined, problems: 'ok', path: '/x.jsonl' },
+    ];
+    // 52: the narrowest the columns get (a narrower terminal wraps them).
+    for (let width = 52; width <= 140; width += 7)
+      for (const line of renderScanTable(rows, width)) {
+        const columns = [...line].reduce((sum, char) => sum + (/[\u3000-\u30ff]/.test(char) ? 2 : 1), 0);
+        assert.ok(columns <= width, `${columns} > ${width}: ${line}`);
+      }
+    const [header, gemini, codex] = renderScanTable(rows, 200);
+    assert.equal(header, 'AGENT       AGE    MESSAGES  PROBLEMS                                    PATH');
+    assert.match(
+      gemini as string,
+      /^Gemini CLI {2}3 d {8}1234 {2}2: tool-calls-unanswered, text-block-empty {2}\/home/,
+    );
+    assert.equal(codex, 'Codex       5 min         -  ok                                          /x.jsonl');
+    assert.equal(renderProgress(30, 60, 40), `scanning ${'█'.repeat(9)}${'░'.repeat(9)} 30/60 files`);
+    assert.equal(renderProgress(60, 60, 200).length, 'scanning '.length + 40 + ' 60/60 files'.length);
   });
 
   test('DIRs named, --json; all valid exits 0; a DIR that is not there is bad input', async () => {
@@ -162,4 +246,23 @@ describe('scan', () => {
     assert.equal(await run(['scan', directory], again), 0, again.out());
     assert.match(again.out(), /scanned 4 sessions .*0 with problems, 0 that cannot be read, 4 valid/);
   });
+});
+
+test('scan: the Cline CLI keeps its tasks in $CLINE_DIR/data/tasks (default ~/.cline): found there', async () => {
+  const home = path('cline-home');
+  const task = 'cline/cline-cli-2.18.0.result-twice/tasks/1796173201706/api_conversation_history.json';
+  await place(task, join(home, '.cline', 'data', 'tasks', '1796173201706', 'api_conversation_history.json'));
+  await place(task, join(home, 'elsewhere', 'data', 'tasks', '1796173201707', 'api_conversation_history.json'));
+  for (const [env, where] of [
+    [{ HOME: home }, '.cline'],
+    [{ HOME: home, CLINE_DIR: join(home, 'elsewhere') }, 'elsewhere'],
+  ] as const) {
+    const io = captureIo({ env: { ...env } });
+    assert.equal(await run(['scan', '--json'], io), 1, io.err());
+    const sessions = (JSON.parse(io.out()) as { sessions: { file: string; agent: string }[] }).sessions;
+    assert.deepEqual(
+      sessions.map((session) => [session.agent, session.file.includes(join(home, where, 'data', 'tasks'))]),
+      [['cline', true]],
+    );
+  }
 });

@@ -9,6 +9,7 @@ import { type RepairOutcome, writeRepairReport } from '../report/write-repair-re
 import { agentLabel, readAgentSession } from '../sessions/agent-readers.js';
 import type { AgentSession } from '../sessions/agent-session.js';
 import { scanOpenCodeDatabase } from '../sessions/opencode-command.js';
+import { renderProgress, renderScanTable, type ScanRow } from '../sessions/scan-table.js';
 import { sessionHomes } from '../sessions/session-homes.js';
 import { assessSession, type SessionOutcome } from '../sessions/session-outcome.js';
 import { fixCommand } from './fix.js';
@@ -51,10 +52,17 @@ export const scanCommand: Command = {
     const now = Date.now();
     const scanned: Scanned[] = [];
     const unread = new Map<string, number>();
-    // On a terminal, a progress line on stderr (cleared at the end): a home with thousands of sessions takes a while.
-    const progress = io.stderr.isTTY === true && found.length > 50;
+    // On a terminal, a progress bar on stderr (cleared at the end): a home with thousands of sessions takes a while.
+    // Never with --json, never when stderr is not a terminal (a log or a pipe gets no carriage returns).
+    const json = values['json'] === true;
+    const progress = io.stderr.isTTY === true && !json && found.length > PROGRESS_FROM;
+    let drawn = '';
     for (const [at, candidate] of found.entries()) {
-      if (progress && at % 20 === 0) io.stderr.write(`\rscanning ${at}/${found.length} files`);
+      if (progress) {
+        const bar = renderProgress(at, found.length, columnsOf(io.stderr, io.env));
+        if (bar !== drawn) io.stderr.write(`\r${bar}`);
+        drawn = bar;
+      }
       if (basename(candidate.path) === 'opencode.db') {
         scanned.push(...(await scanOpenCodeDatabase(candidate.path, now)));
         continue;
@@ -67,7 +75,7 @@ export const scanCommand: Command = {
     if (progress) io.stderr.write('\r\u001b[2K');
     const broken = scanned.filter((entry) => entry.error === undefined && isBroken(entry));
     const unreadable = scanned.filter((entry) => entry.error !== undefined);
-    if (values['json'] === true)
+    if (json)
       io.stdout.write(
         `${JSON.stringify({
           sessions: scanned.map((entry) => ({
@@ -85,7 +93,13 @@ export const scanCommand: Command = {
           ...(unread.size === 0 ? {} : { notRead: Object.fromEntries(unread) }),
         })}\n`,
       );
-    else {
+    else if (io.stdout.isTTY === true) {
+      // A table of every session, fitted to the terminal; the ones that cannot be read said in full below it.
+      for (const line of renderScanTable(scanned.map(rowOf), columnsOf(io.stdout, io.env)))
+        io.stdout.write(`${line}\n`);
+      for (const entry of unreadable) io.stdout.write(`${describe(entry)}\n`);
+      io.stdout.write(`${summary(scanned, broken.length, unreadable.length, unread)}\n`);
+    } else {
       for (const entry of [...broken, ...unreadable]) io.stdout.write(`${describe(entry)}\n`);
       io.stdout.write(`${summary(scanned, broken.length, unreadable.length, unread)}\n`);
     }
@@ -230,6 +244,38 @@ async function scanFile(
     if (!isUnstuckError(error)) throw error;
     return { file, session, error: error.message };
   }
+}
+
+/** More files than this, and a terminal, and the scan shows a progress bar. */
+const PROGRESS_FROM = 50;
+
+/** A terminal's width: its own columns, else $COLUMNS, else 80. */
+function columnsOf(stream: object, env: Readonly<Record<string, string | undefined>>): number {
+  const columns = (stream as { columns?: unknown }).columns;
+  if (typeof columns === 'number' && columns > 0) return columns;
+  const fromEnv = Number(env['COLUMNS']);
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : 80;
+}
+
+function rowOf(entry: Scanned): ScanRow {
+  const session = entry.session;
+  const base = {
+    agent: session === undefined ? '?' : agentLabel(session.agent),
+    age: age(entry.ageMs),
+    messages: session?.native.length,
+    path: entry.file,
+  };
+  if (entry.error !== undefined) return { ...base, problems: 'cannot be read (below)' };
+  const violations = entry.outcome?.violations ?? [];
+  const damaged = session?.problems ?? [];
+  const count = violations.length + damaged.length;
+  if (count === 0) return { ...base, problems: 'ok' };
+  const what: string[] = [...new Set(violations.map((violation) => violation.rule))];
+  if (damaged.length > 0)
+    what.push(
+      `damaged line${damaged.length === 1 ? '' : 's'} ${damaged.map((problem) => problem.line ?? '?').join(', ')}`,
+    );
+  return { ...base, problems: `${count}: ${what.join(', ')}` };
 }
 
 function isBroken(entry: Scanned): boolean {

@@ -15,7 +15,8 @@ import { alignRepaired, type Block, contentBlocks, isRecord, sameJson } from './
  *
  * Claude Code is not open source: the walk follows what its 2.1.332 binary does with the fixtures in
  * test/fixtures/agents/claude-code (the requests it sent on resume), and the chain logic in its bundled code
- * (newest leaf, `parentUuid` walk, same-`message.id` grouping, sibling tool results).
+ * (newest leaf, `parentUuid` walk, same-`message.id` grouping, sibling tool results; the next event hung from the newest
+ * attachment after the leaf; `last-prompt` naming the leaf to resume from).
  */
 export const claudeCodeReader: AgentReader = {
   agent: 'claude-code',
@@ -97,6 +98,21 @@ function readClaudeCodeSession(file: string, text: string): AgentSession {
     else list.push(row);
   }
 
+  // Where the chain ends: Claude Code hangs the next event from the newest row after the leaf message, an attachment
+  // or system row (a prompt_snapshot after a tool result, say), and resumes from the newest user/assistant row reached
+  // walking up from a row nothing hangs from. An event added after the leaf goes after those rows, not beside them:
+  // hung from the leaf itself it would leave the old leaf a leaf (through its attachment), and Claude Code, told by
+  // `last-prompt` to resume there, would not send the added event.
+  let tip = leaf;
+  for (const guard = new Set<string>([leaf.uuid]); ; ) {
+    const link = (children.get(tip.uuid) ?? []).findLast(
+      (child) => !isMessageRow(child) && child.value['isSidechain'] !== true && !guard.has(child.uuid),
+    );
+    if (link === undefined) break;
+    guard.add(link.uuid);
+    tip = link;
+  }
+
   // The message rows in the order sent, with parallel results from side branches put after their calls.
   const sequence: Row[] = [];
   const chainMessages = chain.filter(isMessageRow);
@@ -151,7 +167,7 @@ function readClaudeCodeSession(file: string, text: string): AgentSession {
     sources: sources.map((source) => source.rows.map((entry) => entry.row.line + 1)),
     sourceKind: 'line',
     problems,
-    write: (repaired) => writeBack({ lines, trailingNewline, rows, chain, sources, native, repaired }),
+    write: (repaired) => writeBack({ lines, trailingNewline, rows, chain, leaf, tip, sources, native, repaired }),
   };
 }
 
@@ -175,6 +191,9 @@ interface WriteInput {
   trailingNewline: boolean;
   rows: Map<string, Row>;
   chain: Row[];
+  /** The newest message row on the chain (Claude Code's leaf), and the row after it that new events hang from. */
+  leaf: Row;
+  tip: Row;
   sources: Source[];
   native: Record<string, unknown>[];
   repaired: readonly unknown[];
@@ -188,7 +207,8 @@ interface WriteInput {
  */
 function writeBack(input: WriteInput): string {
   const { lines, rows } = input;
-  const chain = [...input.chain];
+  // The chain's end is its tip (the leaf, or the attachment rows after it): what is added at the end follows it.
+  const chain = input.tip === input.leaf ? [...input.chain] : [...input.chain, input.tip];
   const replaced = new Map<number, Record<string, unknown>>();
   const removed = new Set<string>();
   /** What goes before a line (or at the end): a new event, or an event moved there. */
@@ -295,12 +315,40 @@ function writeBack(input: WriteInput): string {
         placed.event['parentUuid'] = resolve(parent, (uuid) => removed.has(uuid));
     }
   }
+  /** The nearest message row above `row` that the repair kept (its leaf when `row` is removed). */
+  function nearestKept(row: Row): string | undefined {
+    const guard = new Set<string>();
+    for (let current: Row | undefined = row; current !== undefined && !guard.has(current.uuid); ) {
+      guard.add(current.uuid);
+      if (!removed.has(current.uuid) && !moved.has(current.uuid) && isMessageRow(current)) return current.uuid;
+      const parent: string | null = parentOf.get(current.uuid) ?? current.parent;
+      current = parent === null ? undefined : rows.get(parent);
+    }
+    return undefined;
+  }
   const emit = (placed: Placed): string => {
     if (placed.event !== undefined) return JSON.stringify(placed.event);
     const row = placed.row as Row;
     const value = replaced.get(row.line);
     return value === undefined ? (lines[row.line] as string) : JSON.stringify(value);
   };
+
+  // `last-prompt` and `summary` lines name the leaf Claude Code resumes from (`leafUuid`): the old leaf, when events
+  // were added after it, is the last added event now; when the repair removed it, its nearest ancestor still there.
+  const last = appended.at(-1);
+  const newLeaf =
+    last !== undefined
+      ? ((last.event?.['uuid'] as string | undefined) ?? last.row?.uuid)
+      : removed.has(input.leaf.uuid)
+        ? nearestKept(input.leaf)
+        : undefined;
+  if (newLeaf !== undefined)
+    lines.forEach((line, index) => {
+      if (replaced.has(index) || !line.includes(`"leafUuid":"${input.leaf.uuid}"`)) return;
+      const value = parseLine(line);
+      if (!isRecord(value) || (value['type'] !== 'last-prompt' && value['type'] !== 'summary')) return;
+      if (value['leafUuid'] === input.leaf.uuid) replaced.set(index, { ...value, leafUuid: newLeaf });
+    });
 
   const removedLines = new Set([...removed, ...moved].map((uuid) => (rows.get(uuid) as Row).line));
   const out: string[] = [];

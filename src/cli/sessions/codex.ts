@@ -101,46 +101,45 @@ function readCodexRollout(file: string, text: string): AgentSession {
         byKey.set(key, list);
       });
       const rowAt = new Map<number, number>(rows.map((row, index) => [row.line, index]));
-      const out: string[] = [];
+      // Each output line: an input line kept as it is (`line`), or a record the repair made (`record`).
+      const out: ({ line: string; record?: undefined } | { line?: undefined; record: Record<string, unknown> })[] = [];
       let emitted = 0; // output items written so far
-      let previous: Row | undefined;
       const emitUpTo = (end: number) => {
-        for (; emitted < end; emitted += 1) out.push(newLine(repaired[emitted], previous ?? rows[0]));
+        for (; emitted < end; emitted += 1) out.push(newLine(repaired[emitted]));
       };
       lines.forEach((line, index) => {
         const input = rowAt.get(index);
         if (input === undefined) {
-          out.push(line);
+          out.push({ line });
           return;
         }
         const output = kept.get(input);
-        if (output === undefined) {
-          // Dropped (or moved: written where the repair put it); what the repair put in its place takes its time.
-          previous = rows[input];
-          return;
-        }
+        // Dropped (or moved: written where the repair put it).
+        if (output === undefined) return;
         emitUpTo(output);
-        out.push(line);
+        out.push({ line });
         emitted = output + 1;
-        previous = rows[input];
       });
       emitUpTo(repaired.length);
-      return `${out.join('\n')}${trailingNewline ? '\n' : ''}`;
+      return `${renumber(out).join('\n')}${trailingNewline ? '\n' : ''}`;
 
-      /** An item the repair added or changed: the line of the input item it came from, or a new record. */
-      function newLine(item: unknown, near: Row | undefined): string {
+      /**
+       * An item the repair added or changed: the line of the input item it came from, or a new record. A record
+       * takes the shape Codex writes (`RolloutLine`: timestamp, ordinal when the rollout numbers its records, type,
+       * payload, then the envelope's `metadata`): a changed item keeps its source line's passthrough and metadata;
+       * a new one has neither (Codex's `ResponseItemEnvelope::new`). Timestamps and ordinals are set by renumber().
+       */
+      function newLine(item: unknown): { line: string } | { record: Record<string, unknown> } {
         const from = isRecord(item) ? sourceOf(item) : undefined;
-        if (from !== undefined && native[from] === item) return lines[(rows[from] as Row).line] as string;
-        const base = from === undefined ? near : rows[from];
+        if (from !== undefined && native[from] === item) return { line: lines[(rows[from] as Row).line] as string };
+        const source = from === undefined ? undefined : (rows[from] as Row);
         const payload: Record<string, unknown> = isRecord(item) ? { ...item } : { content: item };
-        if (from !== undefined && (rows[from] as Row).payload[PASSTHROUGH] !== undefined)
-          payload[PASSTHROUGH] = (rows[from] as Row).payload[PASSTHROUGH];
-        const record: Record<string, unknown> = {};
-        if (base?.record['timestamp'] !== undefined) record['timestamp'] = base.record['timestamp'];
-        if (base?.record['ordinal'] !== undefined) record['ordinal'] = base.record['ordinal'];
+        if (source?.payload[PASSTHROUGH] !== undefined) payload[PASSTHROUGH] = source.payload[PASSTHROUGH];
+        const record: Record<string, unknown> = { timestamp: undefined, ordinal: undefined };
         record['type'] = 'response_item';
         record['payload'] = payload;
-        return JSON.stringify(record);
+        if (source?.record['metadata'] !== undefined) record['metadata'] = source.record['metadata'];
+        return { record };
       }
 
       /** The input item an output item is (moved) or replaces (same type and id, or call id). */
@@ -153,6 +152,75 @@ function readCodexRollout(file: string, text: string): AgentSession {
       }
     },
   };
+
+  /**
+   * The output lines as text. New records take the timestamp of the line before them (the first line's when
+   * there is none), so the file's times still only go forward. When the rollout numbers its records (Codex's
+   * paginated history mode: `ordinal` 0, 1, 2, … on every line, the next one written being the last plus one, and a
+   * gap or repeat refused on resume), every record gets its place's number: a new record its own, and a kept line
+   * whose number moved (a line dropped or added before it) only that field rewritten, the rest byte for byte.
+   */
+  function renumber(
+    out: readonly ({ line: string; record?: undefined } | { line?: undefined; record: Record<string, unknown> })[],
+  ): string[] {
+    const numbered = paginated(lines);
+    const fresh = out.some((entry) => entry.record !== undefined);
+    let next: number | undefined;
+    let lastTime: string | undefined;
+    return out.map((entry) => {
+      if (entry.record === undefined) {
+        if (!numbered && !fresh) return entry.line;
+        const record = parseLine(entry.line);
+        if (!isRecord(record)) return entry.line; // a line that does not parse: kept, not counted
+        if (typeof record['timestamp'] === 'string') lastTime = record['timestamp'];
+        if (!numbered) return entry.line;
+        next ??= typeof record['ordinal'] === 'number' ? record['ordinal'] : 0;
+        const line = record['ordinal'] === next ? entry.line : withOrdinal(entry.line, record, next);
+        next += 1;
+        return line;
+      }
+      const record: Record<string, unknown> = { ...entry.record, timestamp: lastTime ?? firstTimestamp(lines) };
+      if (numbered) {
+        next ??= 0;
+        record['ordinal'] = next;
+        next += 1;
+      } else delete record['ordinal'];
+      return JSON.stringify(record);
+    });
+  }
+}
+
+/** Whether the rollout numbers its records: session_meta says `history_mode: "paginated"`, or its lines carry ordinals. */
+function paginated(lines: readonly string[]): boolean {
+  for (const line of lines) {
+    const record = parseLine(line);
+    if (!isRecord(record)) continue;
+    if (record['type'] === 'session_meta' && isRecord(record['payload'])) {
+      const mode = record['payload']['history_mode'];
+      if (typeof mode === 'string') return mode === 'paginated';
+    }
+    return typeof record['ordinal'] === 'number';
+  }
+  return false;
+}
+
+/** The first timestamp in the file (for a record the repair puts before every line that has one). */
+function firstTimestamp(lines: readonly string[]): string {
+  for (const line of lines) {
+    const record = parseLine(line);
+    if (isRecord(record) && typeof record['timestamp'] === 'string') return record['timestamp'];
+  }
+  return new Date(0).toISOString();
+}
+
+/** As Codex serialises a line: `{"timestamp":"…","ordinal":N,…`; only N is replaced. */
+const ORDINAL_PREFIX = /^(\{"timestamp":"(?:[^"\\]|\\.)*","ordinal":)(\d+)(?=[,}])/;
+
+function withOrdinal(line: string, record: Record<string, unknown>, ordinal: number): string {
+  if (ORDINAL_PREFIX.test(line)) return line.replace(ORDINAL_PREFIX, `$1${ordinal}`);
+  if ('ordinal' in record) return JSON.stringify({ ...record, ordinal });
+  const { timestamp, ...rest } = record;
+  return JSON.stringify({ timestamp, ordinal, ...rest });
 }
 
 function isRolloutRecord(value: unknown): boolean {

@@ -22,6 +22,8 @@ export function sessionHomes(env: Record<string, string | undefined>): SessionHo
     { agent: 'OpenCode', path: join(env['XDG_DATA_HOME'] ?? join(home, '.local', 'share'), 'opencode') },
     // Qwen Code's Storage: QWEN_RUNTIME_DIR, else QWEN_HOME, else ~/.qwen; chats under projects/<cwd-slug>/chats/.
     { agent: 'Qwen Code', path: join(env['QWEN_RUNTIME_DIR'] ?? env['QWEN_HOME'] ?? join(home, '.qwen'), 'projects') },
+    // The Cline CLI (npm `cline` 2.x, the extension's core without VS Code): `$CLINE_DIR/data/tasks/<id>/`.
+    { agent: 'Cline / Roo Code', path: join(env['CLINE_DIR'] ?? join(home, '.cline'), 'data', 'tasks') },
   ];
   const configRoots = [
     env['XDG_CONFIG_HOME'] ?? join(home, '.config'),

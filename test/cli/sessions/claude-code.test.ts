@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { run } from '../../../src/cli/run.js';
 import { claudeCodeReader } from '../../../src/cli/sessions/claude-code.js';
 import { check as checkHistory } from '../../../src/core/check.js';
+import { repair as repairHistory } from '../../../src/core/repair.js';
 import { captureIo } from '../../support/capture-io.js';
 import { useTemporaryDirectory } from '../helpers.js';
 
@@ -138,6 +139,72 @@ describe('Claude Code session files (real files of Claude Code 2.1.332)', () => 
     assert.deepEqual(checkHistory(reread.native, { format: 'anthropic-messages' }), []);
   });
 
+  /** The session cut after the call's event (line 18: a crash mid-tool), then `after`, then a last-prompt naming it. */
+  async function cutAtCall(after: (lines: string[], call: Event) => string[]): Promise<{ text: string; call: Event }> {
+    const lines = (await fixture(LOOP)).split('\n');
+    const call = JSON.parse(lines[17] as string) as Event;
+    assert.equal(((call['message'] as Event)['content'] as Event[])[0]?.['type'], 'tool_use');
+    const prompt = JSON.stringify({
+      type: 'last-prompt',
+      lastPrompt: 'What does notes.txt say?',
+      leafUuid: call['uuid'],
+      sessionId: call['sessionId'],
+    });
+    return { text: `${[...lines.slice(0, 18), ...after(lines, call), prompt].join('\n')}\n`, call };
+  }
+
+  /** The rows nothing hangs from, walked up to their user/assistant row: the leaves Claude Code can resume from. */
+  function leaves(text: string): Set<unknown> {
+    const all = events(text).filter((event) => typeof event['uuid'] === 'string');
+    const byUuid = new Map(all.map((event) => [event['uuid'], event]));
+    const parents = new Set(all.map((event) => event['parentUuid']));
+    const found = new Set<unknown>();
+    for (const terminal of all.filter((event) => !parents.has(event['uuid']))) {
+      let row: Event | undefined = terminal;
+      while (row !== undefined && row['type'] !== 'user' && row['type'] !== 'assistant')
+        row = byUuid.get(row['parentUuid']);
+      if (row !== undefined) found.add(row['uuid']);
+    }
+    return found;
+  }
+
+  test("the result added after the leaf: last-prompt's leafUuid names the new event, so Claude Code resumes from it", async () => {
+    const { text, call } = await cutAtCall(() => []);
+    const session = claudeCodeReader.read('cut.jsonl', text);
+    const written = session.write(repairHistory(session.native, { format: 'anthropic-messages' }).messages);
+    const added = events(written).find((event) => event['parentUuid'] === call['uuid']) as Event;
+    assert.equal(added['type'], 'user');
+    const prompt = events(written).find((event) => event['type'] === 'last-prompt') as Event;
+    assert.equal(prompt['leafUuid'], added['uuid']);
+    assert.deepEqual(leaves(written), new Set([added['uuid']]));
+    assertLinksResolve(written);
+  });
+
+  test('an attachment after the leaf (as Claude Code writes a prompt_snapshot): the added event hangs from it, leaving one leaf', async () => {
+    const { text, call } = await cutAtCall((lines, call) => {
+      const attachment = JSON.parse(lines[19] as string) as Event;
+      assert.equal(attachment['type'], 'attachment');
+      return [JSON.stringify({ ...attachment, parentUuid: call['uuid'] })];
+    });
+    const attachment = events(text).findLast((event) => event['type'] === 'attachment') as Event;
+    const session = claudeCodeReader.read('cut.jsonl', text);
+    const written = session.write(repairHistory(session.native, { format: 'anthropic-messages' }).messages);
+    const added = events(written).find((event) => event['parentUuid'] === attachment['uuid']) as Event;
+    assert.ok(added !== undefined, 'the added result hangs from the attachment, as Claude Code links its next event');
+    assert.deepEqual(leaves(written), new Set([added['uuid']]), `the call ${call['uuid']} is no leaf any more`);
+    assert.equal(
+      (events(written).find((event) => event['type'] === 'last-prompt') as Event)['leafUuid'],
+      added['uuid'],
+    );
+    // Every line but the last-prompt is byte for byte; the new event is the one line more.
+    assert.deepEqual(
+      linesGone(text, written).map((line) => (JSON.parse(line) as Event)['type']),
+      ['last-prompt'],
+    );
+    const reread = claudeCodeReader.read('cut.jsonl', written);
+    assert.deepEqual(checkHistory(reread.native, { format: 'anthropic-messages' }), []);
+  });
+
   test('a message the repair moved keeps its own events (same uuids, same bytes but the link), linked where it went', async () => {
     const text = await fixture(LOOP);
     const session = claudeCodeReader.read('loop.jsonl', text);
@@ -150,11 +217,21 @@ describe('Claude Code session files (real files of Claude Code 2.1.332)', () => 
     assert.deepEqual(reread.native, [user, answer, call, result]);
     // Only links changed: the moved message's first event, and the events that followed either place.
     const changed = linesGone(text, written).map((line) => JSON.parse(line) as Event);
-    for (const event of changed) {
+    const [lastPrompt, ...linked] = [
+      changed.filter((event) => event['type'] === 'last-prompt'),
+      ...changed.filter((event) => event['type'] !== 'last-prompt'),
+    ];
+    for (const event of linked as Event[]) {
       const now = events(written).find((other) => other['uuid'] === event['uuid']) as Event;
       assert.deepEqual({ ...now, parentUuid: null }, { ...event, parentUuid: null });
     }
-    assert.equal(changed.length, 2, "the answer's first event and the call's first event, which now follows it");
+    assert.equal(linked.length, 2, "the answer's first event and the call's first event, which now follows it");
+    // The leaf Claude Code resumes from is the moved result's event now, the newest on the chain.
+    assert.equal((lastPrompt as Event[]).length, 1);
+    const resultEvent = reread.sources.at(-1)?.at(-1) as number;
+    const leafNow = JSON.parse(written.split('\n')[resultEvent - 1] as string) as Event;
+    const promptNow = events(written).find((event) => event['type'] === 'last-prompt') as Event;
+    assert.equal(promptNow['leafUuid'], leafNow['uuid']);
   });
 
   test('side chains, other branches and unknown line types are not read and are kept byte for byte', async () => {

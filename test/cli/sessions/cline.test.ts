@@ -88,3 +88,52 @@ describe('Cline and Roo Code api_conversation_history.json (shapes from their so
     assert.equal(io.err().split('\n').length, 2);
   });
 });
+
+describe('Cline CLI 2.18.0 task files (written by the real program, e2e/agents/cline.ts)', () => {
+  const REAL = 'cline-cli-2.18.0/tasks/1796173201706/api_conversation_history.json';
+  const TWICE = 'cline-cli-2.18.0.result-twice/tasks/1796173201706/api_conversation_history.json';
+
+  test("read as Cline keeps it: tool_use blocks with Cline's call_id, the results as user text (no tool_result)", async () => {
+    const { file, original } = await copy(REAL);
+    const messages = JSON.parse(original) as { role: string; content: Element[] }[];
+    assert.deepEqual(
+      messages.map((message) => `${message.role}:${message.content.map((block) => block['type']).join(',')}`),
+      ['user:text,text,text', 'assistant:tool_use', 'user:text,text,text', 'assistant:tool_use'],
+    );
+    assert.match(String(messages[2]?.content[0]?.['text']), /^\[read_file for '[^']+'\] Result:/);
+    const io = captureIo();
+    // What the file holds, read as Anthropic Messages: two tool_use blocks without a tool_result. Cline itself
+    // sends a `tool` message "result missing" for each on resume (seen on the wire), so it resumes as it is.
+    assert.equal(await run(['check', '--json', file], io), 1);
+    const report = JSON.parse(io.out()) as { files: { violations: { rule: string; index: number }[] }[] };
+    assert.deepEqual(
+      report.files[0]?.violations.map((violation) => `${violation.rule}@${violation.index}`),
+      ['tool-calls-unanswered@1', 'tool-calls-unanswered@3'],
+    );
+  });
+
+  test('the result written twice (Cline sends both: 400 tool-result-duplicate): fix --write drops one, the messages before it kept as they were', async () => {
+    const { file, original } = await copy(TWICE);
+    const fix = captureIo();
+    assert.equal(await run(['fix', '--write', file], fix), 0, fix.err());
+    assert.match(fix.err(), /result-duplicate-dropped +messages\[2\] call_00_emu1/);
+    const before = JSON.parse(original) as Element[];
+    const after = JSON.parse(await readFile(file, 'utf8')) as Element[];
+    assert.deepEqual(after.slice(0, 2), before.slice(0, 2));
+    const blocks = (after[2] as { content: Element[] }).content;
+    assert.equal(blocks.filter((block) => block['type'] === 'tool_result').length, 1);
+    assert.deepEqual(blocks.slice(1), (before[2] as { content: Element[] }).content.slice(2));
+    assert.deepEqual(
+      { ...(after[2] as Element), content: undefined },
+      { ...(before[2] as Element), content: undefined },
+      "the message's own fields (ts) are kept",
+    );
+    assert.deepEqual(
+      checkHistory(
+        after.map((element) => ({ role: element['role'], content: element['content'] })),
+        { format: 'anthropic-messages' },
+      ),
+      [],
+    );
+  });
+});

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { run } from '../../../src/cli/run.js';
 import { codexReader } from '../../../src/cli/sessions/codex.js';
 import { check as checkHistory } from '../../../src/core/check.js';
+import { repair as repairHistory } from '../../../src/core/repair.js';
 import { captureIo } from '../../support/capture-io.js';
 import { useTemporaryDirectory } from '../helpers.js';
 
@@ -70,27 +71,118 @@ describe('Codex 0.171.0 rollout files (written by the real binary)', () => {
       assert.equal(await run(['check', file], again), 0, again.out());
       const session = codexReader.read(file, fixed);
       assert.deepEqual(checkHistory(session.native, { format: 'responses-input' }), []);
-      // Only response_item lines were removed or added; every other line is where it was, byte for byte.
-      const removed = linesOnlyIn(original, fixed);
-      const added = linesOnlyIn(fixed, original);
+      // Only response_item lines were removed or added; every other line is where it was, byte for byte but for
+      // its ordinal (renumbered when a line before it was dropped or added: Codex numbers the lines 0, 1, 2, …).
+      const unnumbered = (text: string) =>
+        text
+          .split('\n')
+          .map((line) => line.replace(/^(\{"timestamp":"[^"]*",)"ordinal":\d+,/, '$1'))
+          .join('\n');
+      const removed = linesOnlyIn(unnumbered(original), unnumbered(fixed));
+      const added = linesOnlyIn(unnumbered(fixed), unnumbered(original));
       assert.notEqual(fixed, original, 'the fix changed the file');
       for (const line of [...removed, ...added]) assert.equal(JSON.parse(line).type, 'response_item');
       const others = (text: string) =>
-        text.split('\n').filter((line) => line !== '' && JSON.parse(line).type !== 'response_item');
+        unnumbered(text)
+          .split('\n')
+          .filter((line) => line !== '' && JSON.parse(line).type !== 'response_item');
       assert.deepEqual(others(fixed), others(original));
       if (removed.length + added.length === 0) {
         // The repair only moved a line (an output that came before its call now follows it): the same lines, reordered.
-        assert.deepEqual(fixed.split('\n').sort(), original.split('\n').sort());
+        assert.deepEqual(unnumbered(fixed).split('\n').sort(), unnumbered(original).split('\n').sort());
         return;
       }
-      const untouched = original.split('\n').filter((line) => !removed.includes(line));
+      const untouched = unnumbered(original)
+        .split('\n')
+        .filter((line) => !removed.includes(line));
       assert.deepEqual(
-        fixed.split('\n').filter((line) => untouched.includes(line)),
+        unnumbered(fixed)
+          .split('\n')
+          .filter((line) => untouched.includes(line)),
         untouched,
         'untouched lines keep their order',
       );
     });
   }
+
+  /** Every line's ordinal and timestamp, and whether they are as Codex writes a paginated rollout: 0, 1, 2, …, times forward. */
+  function numbering(text: string): { ordinals: unknown[]; dense: boolean; forward: boolean } {
+    const records = text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { ordinal?: unknown; timestamp: string });
+    const ordinals = records.map((record) => record.ordinal);
+    return {
+      ordinals,
+      dense: ordinals.every((ordinal, index) => ordinal === index),
+      forward: records.every(
+        (record, index) => index === 0 || record.timestamp >= (records[index - 1]?.timestamp ?? ''),
+      ),
+    };
+  }
+
+  for (const name of [
+    'read-tool-loop.codex-0.171.0.output-before-call.jsonl',
+    'read-tool-loop.codex-0.171.0.function-call-recorded-twice.jsonl',
+  ])
+    test(`${name}: the lines fix writes are numbered as Codex numbers them (ordinal dense from 0, times forward)`, async () => {
+      const { file, original } = await copy(name);
+      const fix = captureIo();
+      assert.equal(await run(['fix', '--write', file], fix), 0, fix.err());
+      const fixed = await readFile(file, 'utf8');
+      const numbered = numbering(fixed);
+      assert.ok(numbered.dense, `ordinals: ${numbered.ordinals.join(',')}`);
+      assert.ok(numbered.forward, 'timestamps never go back');
+      // A line that changed is a response_item the repair touched, or the same record with only its ordinal moved.
+      const before = new Set(original.split('\n'));
+      const withoutOrdinal = (line: string) => line.replace(/^(\{"timestamp":"[^"]*",)"ordinal":\d+,/, '$1');
+      const beforeWithoutOrdinal = new Set(original.split('\n').map(withoutOrdinal));
+      for (const line of fixed.split('\n').filter((entry) => entry !== '' && !before.has(entry))) {
+        const record = JSON.parse(line) as Record<string, unknown>;
+        if (record['type'] === 'response_item' && !beforeWithoutOrdinal.has(withoutOrdinal(line))) {
+          assert.deepEqual(Object.keys(record).slice(0, 4), ['timestamp', 'ordinal', 'type', 'payload'], line);
+          continue;
+        }
+        assert.ok(beforeWithoutOrdinal.has(withoutOrdinal(line)), `changed beyond its ordinal: ${line.slice(0, 120)}`);
+      }
+    });
+
+  test('a new record in a rollout without ordinals (legacy history mode) gets none; its time is the line before it', async () => {
+    const { original } = await copy('read-tool-loop.codex-0.171.0.jsonl');
+    const legacy = original
+      .replace('"history_mode":"paginated"', '"history_mode":"legacy"')
+      .replace(/,"ordinal":\d+/g, '');
+    // The function_call_output line lost (Codex killed while the tool ran).
+    const text = legacy
+      .split('\n')
+      .filter((line) => !line.includes('"type":"function_call_output"'))
+      .join('\n');
+    const session = codexReader.read('x.jsonl', text);
+    const repaired = repairHistory(session.native, { format: 'responses-input' });
+    assert.ok(repaired.changed);
+    const written = session.write(repaired.messages).split('\n');
+    const index = written.findIndex((line) => line.includes('"type":"function_call_output"'));
+    const added = JSON.parse(written[index] as string) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(added), ['timestamp', 'type', 'payload']);
+    assert.equal(added['timestamp'], (JSON.parse(written[index - 1] as string) as { timestamp: string }).timestamp);
+    assert.deepEqual(
+      written.filter((_, at) => at !== index),
+      text.split('\n'),
+    );
+  });
+
+  test('the output lost in a paginated rollout: the added output takes the next ordinal, every later line moves by one', async () => {
+    const { original } = await copy('read-tool-loop.codex-0.171.0.jsonl');
+    const lines = original.split('\n');
+    const lost = lines.findIndex((line) => line.includes('"type":"function_call_output"'));
+    const text = lines.filter((_, at) => at !== lost).join('\n');
+    const session = codexReader.read('x.jsonl', text);
+    const written = session.write(repairHistory(session.native, { format: 'responses-input' }).messages);
+    const numbered = numbering(written);
+    assert.ok(numbered.dense, `ordinals: ${numbered.ordinals.join(',')}`);
+    assert.ok(numbered.forward);
+    assert.equal(written.split('\n').length, lines.length);
+  });
 
   test('a line that does not parse is reported and kept as it is', async () => {
     const { original } = await copy('read-tool-loop.codex-0.171.0.jsonl');
