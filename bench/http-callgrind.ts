@@ -18,11 +18,9 @@
  * would otherwise pass for per-request ones. Every step has a deadline; on any failure the
  * children are killed and the run exits 1.
  *
- * Run: flock /tmp/unstuck-bench.lock node --import tsx bench/http-callgrind.ts [REQUESTS] [WIRES] [KINDS] [--annotate=N] [--work]
+ * Run: flock /tmp/unstuck-bench.lock node --import tsx bench/http-callgrind.ts [REQUESTS] [WIRES] [KINDS] [--work]
  *   REQUESTS default 300; WIRES a comma list of chat,anthropic,responses,gemini (default all);
- *   KINDS a comma list of unstuck,baseline-undici,baseline (default all); --annotate=N prints the N
- *   functions with the most instructions of their own in each unstuck dump (JIT-compiled
- *   JavaScript shows as `???`: its cost is there, not its name); --work also counts each wire's
+ *   KINDS a comma list of unstuck,baseline-undici,baseline (default all); --work also counts each wire's
  *   body work alone (http-wire-work.ts: decode + parse, and + the repair), to tell how much of the
  *   gap to the pass-through is the core's.
  */
@@ -47,7 +45,6 @@ const WIRES = [
 
 const positional = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const work = process.argv.includes('--work');
-const annotate = Number(process.argv.find((arg) => arg.startsWith('--annotate='))?.slice('--annotate='.length) ?? 0);
 const requests = Number(positional[0] ?? 300);
 const wires = WIRES.filter((wire) =>
   (positional[1] ?? 'chat,anthropic,responses,gemini').split(',').includes(wire.name),
@@ -55,11 +52,11 @@ const wires = WIRES.filter((wire) =>
 const kinds = KINDS.filter((kind) => (positional[2] ?? KINDS.join(',')).split(',').includes(kind));
 if (!Number.isSafeInteger(requests) || requests < 1 || wires.length === 0 || kinds.length === 0) {
   console.error(
-    'usage: http-callgrind.ts [REQUESTS] [chat,anthropic,responses,gemini] [unstuck,baseline-undici,baseline] [--annotate=N]',
+    'usage: http-callgrind.ts [REQUESTS] [chat,anthropic,responses,gemini] [unstuck,baseline-undici,baseline] [--work]',
   );
   process.exit(2);
 }
-const WARM_UP = Math.max(1000, requests);
+const WARM_UP = Math.max(600, requests);
 /** The whole run's deadline: valgrind runs node ~50x slower, but never this slow. */
 const RUN_DEADLINE_MS = 30 * 60_000;
 const STEP_DEADLINE_MS = 120_000;
@@ -210,6 +207,8 @@ const perRequest = new Map<string, number>();
 const idlePerSecond = new Map<Kind, number>();
 const idleShare = new Map<string, number>();
 const backgroundPerRequest = new Map<string, number>();
+const rounds = new Map<string, number[]>();
+const MEASURE_ROUNDS = 2;
 const IDLE_SECONDS = 2;
 try {
   for (const kind of kinds) {
@@ -221,38 +220,29 @@ try {
     await sleep(IDLE_SECONDS * 1000);
     control([`--dump=idle`, String(pid)]);
     idlePerSecond.set(kind, lastDump(kind, pid).instructions / ((performance.now() - idleStarted) / 1000));
-    for (const wire of wires) {
-      const target = `${url}${wire.path}`;
-      await post(target, wire.body, 200); // back on this path after the others
-      control(['--zero', String(pid)]);
-      const started = performance.now();
-      await post(target, wire.body, requests);
-      const seconds = (performance.now() - started) / 1000;
-      control([`--dump=${wire.name}`, String(pid)]);
-      const dump = lastDump(kind, pid);
-      // What the event loop does per second anyway (its timers) is not the requests' cost.
-      const idle = (idlePerSecond.get(kind) ?? 0) * seconds;
-      perRequest.set(`${kind} ${wire.name}`, (dump.instructions - idle) / requests);
-      backgroundPerRequest.set(`${kind} ${wire.name}`, dump.background / requests);
-      idleShare.set(`${kind} ${wire.name}`, idle / dump.instructions);
-      if (annotate > 0 && kind === 'unstuck') {
-        const annotated = spawnSync('callgrind_annotate', ['--inclusive=no', `--threshold=100`, dump.file], {
-          encoding: 'utf8',
-          timeout: STEP_DEADLINE_MS,
-          maxBuffer: 64 * 1024 * 1024,
-        });
-        const lines = annotated.stdout.split('\n');
-        const header = lines.findIndex((line) => line.includes('file:function'));
-        console.log(`\n${kind} ${wire.name}: the ${annotate} functions with the most instructions of their own`);
-        console.log(
-          lines
-            .slice(header + 2)
-            .filter((line) => line.trim() !== '')
-            .slice(0, annotate)
-            .join('\n'),
-        );
+    // Every wire measured in MEASURE_ROUNDS rounds, in turn: what the JIT still compiles after the warm-up shows as a
+    // first round above the next; the least of the rounds is the figure (warming up only ever adds instructions).
+    for (let round = 0; round < MEASURE_ROUNDS; round += 1)
+      for (const wire of wires) {
+        const target = `${url}${wire.path}`;
+        await post(target, wire.body, 100); // back on this path after the others
+        control(['--zero', String(pid)]);
+        const started = performance.now();
+        await post(target, wire.body, requests);
+        const seconds = (performance.now() - started) / 1000;
+        control([`--dump=${wire.name}`, String(pid)]);
+        const dump = lastDump(kind, pid);
+        // What the event loop does per second anyway (its timers) is not the requests' cost.
+        const idle = (idlePerSecond.get(kind) ?? 0) * seconds;
+        const key = `${kind} ${wire.name}`;
+        const cost = (dump.instructions - idle) / requests;
+        rounds.set(key, [...(rounds.get(key) ?? []), cost]);
+        if (cost < (perRequest.get(key) ?? Number.POSITIVE_INFINITY)) {
+          perRequest.set(key, cost);
+          backgroundPerRequest.set(key, dump.background / requests);
+          idleShare.set(key, idle / dump.instructions);
+        }
       }
-    }
     await stopChild(child);
   }
   if (work)
@@ -304,6 +294,9 @@ if (work) {
     );
   }
 }
+console.log(
+  `each round (the least is the figure): ${[...rounds].map(([key, costs]) => `${key} ${costs.map(k).join(' / ')}`).join('; ')}`,
+);
 console.log(
   `V8's background threads (optimizing compiler, GC helpers) per request, not counted above: ${kinds.map((kind) => `${kind} ${wires.map((wire) => k(backgroundPerRequest.get(`${kind} ${wire.name}`))).join('/')}`).join(', ')}`,
 );
