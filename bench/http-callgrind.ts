@@ -20,7 +20,7 @@
  *
  * Run: flock /tmp/unstuck-bench.lock node --import tsx bench/http-callgrind.ts [REQUESTS] [WIRES] [KINDS] [--work]
  *   REQUESTS default 300; WIRES a comma list of chat,anthropic,responses,gemini (default all);
- *   KINDS a comma list of unstuck,baseline-undici,baseline (default all); --work also counts each wire's
+ *   KINDS a comma list of unstuck,baseline-undici,baseline (default all; `none` with --work); --work also counts each wire's
  *   body work alone (http-wire-work.ts: decode + parse, and + the repair), to tell how much of the
  *   gap to the pass-through is the core's.
  */
@@ -50,7 +50,7 @@ const wires = WIRES.filter((wire) =>
   (positional[1] ?? 'chat,anthropic,responses,gemini').split(',').includes(wire.name),
 );
 const kinds = KINDS.filter((kind) => (positional[2] ?? KINDS.join(',')).split(',').includes(kind));
-if (!Number.isSafeInteger(requests) || requests < 1 || wires.length === 0 || kinds.length === 0) {
+if (!Number.isSafeInteger(requests) || requests < 1 || wires.length === 0 || (kinds.length === 0 && !work)) {
   console.error(
     'usage: http-callgrind.ts [REQUESTS] [chat,anthropic,responses,gemini] [unstuck,baseline-undici,baseline] [--work]',
   );
@@ -127,12 +127,21 @@ function workPerRun(wire: string, step: 'parse' | 'sanitize'): number {
     const out = join(dir, `work-${wire}-${step}-${runs}.out`);
     const result = spawnSync(
       'valgrind',
-      ['--tool=callgrind', `--callgrind-out-file=${out}`, process.execPath, workScript, wire, step, String(runs)],
+      [
+        '--tool=callgrind',
+        '--separate-threads=yes',
+        `--callgrind-out-file=${out}`,
+        process.execPath,
+        workScript,
+        wire,
+        step,
+        String(runs),
+      ],
       { timeout: STEP_DEADLINE_MS * 3, encoding: 'utf8' },
     );
     if (result.status !== 0)
       throw new Error(`http-wire-work ${wire} ${step} ${runs}: ${result.error?.message ?? result.stderr.slice(-500)}`);
-    return totalOf(out);
+    return totalOf(`${out}-01`); // the main thread, as for the proxies
   };
   return (count(requests * 4) - count(requests)) / (requests * 3);
 }
