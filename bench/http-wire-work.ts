@@ -1,7 +1,7 @@
 /**
  * The work the proxy does on one request body, alone, for bench/http-callgrind.ts (`--work`): the
  * bench's small body of a wire decoded from bytes and parsed (`parse`), or decoded, parsed and
- * repaired as the proxy does it, `wire.sanitize` (`sanitize`), RUNS times after a warm-up. Run at
+ * repaired as the proxy does it, `wire.sanitize` (`sanitize`), RUNS times after 2000 warm-up runs. Run at
  * two RUNS under callgrind, the difference per run is that step's instructions, start-up excluded.
  *
  *   node bench/http-wire-work.ts WIRE parse|sanitize RUNS
@@ -38,5 +38,5 @@ const once = (): void => {
   if (body === undefined) throw new Error(`${name}: the bench body is not of its wire's shape`);
   if (step === 'sanitize' && wire.sanitize(body, settings).changed) changed += 1;
 };
-for (let index = 0; index < 300 + runs; index += 1) once();
+for (let index = 0; index < 2000 + runs; index += 1) once(); // 2000 warm-up runs: the JIT tiers up before the counted ones
 if (changed > 0) throw new Error(`${name}: the bench body was repaired; it is meant to be valid`);
