@@ -267,23 +267,25 @@ try {
 const k = (value: number | undefined): string => (value === undefined ? '-' : `${(value / 1000).toFixed(1)} k`);
 const share = (kind: Kind): string =>
   wires.map((wire) => `${((idleShare.get(`${kind} ${wire.name}`) ?? 0) * 100).toFixed(0)}%`).join('/');
-console.log(
-  `\ninstructions per request under callgrind (${requests} requests one at a time after ${WARM_UP} warm-up ones, one keep-alive socket; the main thread, less its idle rate)`,
-);
-console.log(
-  `wire       ${kinds.map((kind) => kind.padStart(16)).join('')}${kinds.includes('unstuck') ? '   unstuck / each pass-through' : ''}`,
-);
-for (const wire of wires) {
-  const ours = perRequest.get(`unstuck ${wire.name}`);
-  const cells = kinds.map((kind) => k(perRequest.get(`${kind} ${wire.name}`)).padStart(16)).join('');
-  const ratios = kinds
-    .filter((kind) => kind !== 'unstuck')
-    .map((kind) => {
-      const base = perRequest.get(`${kind} ${wire.name}`);
-      return ours === undefined || base === undefined ? '' : `${(ours / base).toFixed(2)}x ${kind}`;
-    })
-    .filter((text) => text !== '');
-  console.log(`${wire.name.padEnd(11)}${cells}   ${ratios.join(', ')}`);
+if (kinds.length > 0) {
+  console.log(
+    `\ninstructions per request under callgrind (${requests} requests one at a time after ${WARM_UP} warm-up ones, one keep-alive socket; the main thread, less its idle rate)`,
+  );
+  console.log(
+    `wire       ${kinds.map((kind) => kind.padStart(16)).join('')}${kinds.includes('unstuck') ? '   unstuck / each pass-through' : ''}`,
+  );
+  for (const wire of wires) {
+    const ours = perRequest.get(`unstuck ${wire.name}`);
+    const cells = kinds.map((kind) => k(perRequest.get(`${kind} ${wire.name}`)).padStart(16)).join('');
+    const ratios = kinds
+      .filter((kind) => kind !== 'unstuck')
+      .map((kind) => {
+        const base = perRequest.get(`${kind} ${wire.name}`);
+        return ours === undefined || base === undefined ? '' : `${(ours / base).toFixed(2)}x ${kind}`;
+      })
+      .filter((text) => text !== '');
+    console.log(`${wire.name.padEnd(11)}${cells}   ${ratios.join(', ')}`);
+  }
 }
 if (work) {
   console.log(
@@ -303,15 +305,17 @@ if (work) {
     );
   }
 }
-console.log(
-  `each round (the least is the figure): ${[...rounds].map(([key, costs]) => `${key} ${costs.map(k).join(' / ')}`).join('; ')}`,
-);
-console.log(
-  `V8's background threads (optimizing compiler, GC helpers) per request, not counted above: ${kinds.map((kind) => `${kind} ${wires.map((wire) => k(backgroundPerRequest.get(`${kind} ${wire.name}`))).join('/')}`).join(', ')}`,
-);
-console.log(
-  `subtracted: what each process does idle (timers: the ${TICK_MS} ms wake-up, prom-client's event-loop monitor), instructions per second ${kinds.map((kind) => `${kind} ${k(idlePerSecond.get(kind))} (${share(kind)} of the dumps)`).join(', ')}`,
-);
+if (kinds.length > 0) {
+  console.log(
+    `each round (the least is the figure): ${[...rounds].map(([key, costs]) => `${key} ${costs.map(k).join(' / ')}`).join('; ')}`,
+  );
+  console.log(
+    `V8's background threads (optimizing compiler, GC helpers) per request, not counted above: ${kinds.map((kind) => `${kind} ${wires.map((wire) => k(backgroundPerRequest.get(`${kind} ${wire.name}`))).join('/')}`).join(', ')}`,
+  );
+  console.log(
+    `subtracted: what each process does idle (timers: the ${TICK_MS} ms wake-up, prom-client's event-loop monitor), instructions per second ${kinds.map((kind) => `${kind} ${k(idlePerSecond.get(kind))} (${share(kind)} of the dumps)`).join(', ')}`,
+  );
+}
 clearTimeout(deadline);
 await upstream.close();
 rmSync(dir, { recursive: true, force: true });
