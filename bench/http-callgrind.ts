@@ -94,9 +94,18 @@ deadline.unref();
 function abort(error: unknown): never {
   console.error(`http-callgrind: ${error instanceof Error ? error.message : String(error)}`);
   for (const child of children) child.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
+  // A child killed this instant may still be closing its files: retried, and named if it cannot go.
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  } catch {
+    console.error(`http-callgrind: could not remove ${dir}`);
+  }
   process.exit(1);
 }
+
+// Stopped from outside (a `timeout`, Ctrl-C): the proxies under valgrind go too, and their dumps.
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.once(signal, () => abort(new Error(`stopped (${signal})`)));
 
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
