@@ -226,6 +226,69 @@ export function largeBody(targetBytes = 1_000_000): string {
   return JSON.stringify({ model: 'deepseek-chat', messages });
 }
 
+const FILE = 'export function compute(input: number): number {\n  return input * 2 + 1;\n}\n'.repeat(12);
+
+/** A Claude Code-like tool loop, valid as sent: a question, then `turns` tool_use / tool_result pairs. */
+export function anthropicBody(options: { turns?: number; bytes?: number }): string {
+  const messages: unknown[] = [{ role: 'user', content: 'Fix the failing test in src/app.ts' }];
+  let size = 0;
+  for (let turn = 0; turn < (options.turns ?? Infinity) && size < (options.bytes ?? Infinity); turn += 1) {
+    const id = `toolu_${String(turn).padStart(4, '0')}`;
+    const call = {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: `Reading file ${turn}.` },
+        { type: 'tool_use', id, name: 'Read', input: { file_path: `src/module-${turn}.ts` } },
+      ],
+    };
+    const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: FILE }] };
+    messages.push(call, result);
+    size += JSON.stringify(call).length + JSON.stringify(result).length;
+  }
+  return JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages });
+}
+
+/** A Codex-like Responses tool loop, valid as sent: a question, then `turns` function_call / function_call_output pairs. */
+export function responsesBody(options: { turns?: number; bytes?: number }): string {
+  const input: unknown[] = [
+    { role: 'user', content: [{ type: 'input_text', text: 'Fix the failing test in src/app.ts' }] },
+  ];
+  let size = 0;
+  for (let turn = 0; turn < (options.turns ?? Infinity) && size < (options.bytes ?? Infinity); turn += 1) {
+    const callId = `call_${String(turn).padStart(4, '0')}`;
+    const call = {
+      type: 'function_call',
+      id: `fc_${String(turn).padStart(4, '0')}`,
+      call_id: callId,
+      name: 'exec_command',
+      arguments: JSON.stringify({ cmd: `cat src/module-${turn}.ts` }),
+    };
+    const output = { type: 'function_call_output', call_id: callId, output: FILE };
+    input.push(call, output);
+    size += JSON.stringify(call).length + JSON.stringify(output).length;
+  }
+  return JSON.stringify({ model: 'gpt-5-codex', input });
+}
+
+/** A Gemini CLI-like tool loop, valid as sent: a question, then `turns` functionCall / functionResponse turns. */
+export function geminiBody(options: { turns?: number; bytes?: number }): string {
+  const contents: unknown[] = [{ role: 'user', parts: [{ text: 'Fix the failing test in src/app.ts' }] }];
+  let size = 0;
+  for (let turn = 0; turn < (options.turns ?? Infinity) && size < (options.bytes ?? Infinity); turn += 1) {
+    const call = {
+      role: 'model',
+      parts: [{ functionCall: { name: 'read_file', args: { absolute_path: `src/module-${turn}.ts` } } }],
+    };
+    const answer = {
+      role: 'user',
+      parts: [{ functionResponse: { name: 'read_file', response: { output: FILE } } }],
+    };
+    contents.push(call, answer);
+    size += JSON.stringify(call).length + JSON.stringify(answer).length;
+  }
+  return JSON.stringify({ contents });
+}
+
 const clientAgent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /** One POST on a keep-alive socket; resolves with [ms to the first body byte, ms to the end]. */

@@ -47,8 +47,12 @@ if (kind === 'baseline' || kind === 'baseline-undici') {
     await exited;
   };
 }
+// Under callgrind_control (bench/http-callgrind.ts) valgrind sees a command only while this process runs code:
+// a timer wakes an idle proxy now and then, so a `--zero` or `--dump` never waits for the next request.
+const tickMs = Number(process.env.UNSTUCK_BENCH_TICK_MS ?? 0);
+if (tickMs > 0) setInterval(() => undefined, tickMs);
 process.on('message', (message) => {
   if (message === 'cpu') process.send?.(process.cpuUsage());
-  if (message === 'stop') void stop().then(() => process.disconnect());
+  if (message === 'stop') void stop().then(() => (tickMs > 0 ? process.exit(0) : process.disconnect()));
 });
 process.send?.({ url });

@@ -1,7 +1,7 @@
 /**
  * The proxy's cost, in one run: added latency (p50/p99) through `unstuck proxy` versus direct, for
  * a 10-message body and a ~1 MB body; the time to the first SSE byte, added; throughput and CPU
- * per request versus a minimal Node pass-through proxy (the baseline, in http-fixtures.ts), and for
+ * per request (many short rotating rounds, http-throughput.ts) versus a minimal Node pass-through proxy (the baseline, in http-fixtures.ts), and for
  * context versus the same pass-through on undici (the HTTP client `unstuck proxy` uses upstream).
  * Each proxy runs in its own process (bench/http-proxy-child.ts), so its CPU time is its own.
  * Both children run as plain JavaScript (bundled with esbuild at start), as the shipped CLI runs
@@ -13,12 +13,17 @@ import { fork } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { largeBody, percentile, smallBody, startUpstream, timedPost } from './http-fixtures.js';
-
-const THROUGHPUT_SECONDS = Number(process.env.UNSTUCK_BENCH_SECONDS ?? 3);
-const THROUGHPUT_ROUNDS = 5;
+import {
+  cpuRatiosOf,
+  describeRatios,
+  interleavedThroughput,
+  ratiosOf,
+  THROUGHPUT_ROUNDS,
+  THROUGHPUT_SECONDS,
+  totalErrors,
+} from './http-throughput.js';
 
 interface ChildProxy {
   url: string;
@@ -111,30 +116,6 @@ function describe(label: string, direct: number[], proxied: number[]): string {
   return `${label}: direct p50 ${ms(percentile(direct, 50))} p99 ${ms(percentile(direct, 99))} | proxied p50 ${ms(percentile(proxied, 50))} p99 ${ms(percentile(proxied, 99))} | added p50 ${ms(added50)}, p99 ${ms(added99)}`;
 }
 
-async function throughput(
-  target: ChildProxy,
-  body: string,
-): Promise<{ rps: number; cpuPerRequest: number; errors: number; detail: string }> {
-  const before = await target.cpu();
-  const result = await autocannon({
-    url: `${target.url}/v1/chat/completions`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-    body,
-    connections: 64,
-    duration: THROUGHPUT_SECONDS,
-  });
-  const after = await target.cpu();
-  const detail = `errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}`;
-  if (result.errors + result.timeouts + result.non2xx > 0) console.error(`${target.url}: ${detail}`);
-  return {
-    rps: result.requests.average,
-    cpuPerRequest: (after - before) / Math.max(1, result.requests.total),
-    errors: result.errors + result.timeouts + result.non2xx,
-    detail,
-  };
-}
-
 const small = smallBody();
 const large = largeBody();
 const log = (line: string): void => console.log(line);
@@ -154,36 +135,34 @@ log(
   `first SSE byte (300 requests; the upstream sends the rest 30 ms later): direct p50 ${ms(percentile(sseRun.directFirst, 50))} | proxied p50 ${ms(percentile(sseRun.proxiedFirst, 50))} | added p50 ${ms(percentile(sseRun.proxiedFirst, 50) - percentile(sseRun.directFirst, 50))}, p99 ${ms(percentile(sseRun.proxiedFirst, 99) - percentile(sseRun.directFirst, 99))}`,
 );
 
-// Alternating rounds, so load from other processes hits both alike. CPU per request is the
-// steadier figure on a shared machine: at saturation, throughput is 1 / CPU per request.
-const ratios: number[] = [];
-const cpuRatios: number[] = [];
-const contextRatios: number[] = [];
-const rounds: string[] = [];
-let ourErrors = 0;
-let baseErrors = 0;
-for (let round = 0; round < THROUGHPUT_ROUNDS; round += 1) {
-  const base = await throughput(baseline, small);
-  const ours = await throughput(proxy, small);
-  const context = await throughput(undiciBaseline, small);
-  baseErrors += base.errors + context.errors;
-  ourErrors += ours.errors;
-  ratios.push(ours.rps / base.rps);
-  cpuRatios.push(base.cpuPerRequest / ours.cpuPerRequest);
-  contextRatios.push(ours.rps / context.rps);
-  rounds.push(
-    `${ours.rps.toFixed(0)}/${base.rps.toFixed(0)}/${context.rps.toFixed(0)} req/s, ${ours.cpuPerRequest.toFixed(0)}/${base.cpuPerRequest.toFixed(0)}/${context.cpuPerRequest.toFixed(0)} µs CPU per request`,
-  );
-}
+// Many short rounds, each proxy once per round in a rotating order, so load from other processes
+// hits all alike (http-throughput.ts); the ratios are taken within each round. CPU per request is
+// the steadier figure on a shared machine: at saturation, throughput is 1 / CPU per request.
+const targets = [
+  { name: 'unstuck', url: proxy.url, cpu: proxy.cpu },
+  { name: 'baseline', url: baseline.url, cpu: baseline.cpu },
+  { name: 'undici', url: undiciBaseline.url, cpu: undiciBaseline.cpu },
+];
+const results = await interleavedThroughput(targets, {
+  path: '/v1/chat/completions',
+  headers: { authorization: 'Bearer sk-bench' },
+  body: small,
+});
+const [ours = [], base = [], context = []] = targets.map((target) => results.get(target.name) ?? []);
+const median = (rounds: { rps: number; cpuPerRequest: number }[], key: 'rps' | 'cpuPerRequest'): string =>
+  percentile(
+    rounds.map((round) => round[key]),
+    50,
+  ).toFixed(0);
 log(`proxies run ${viaTsx ? 'under tsx' : 'as esbuild bundles (plain JavaScript, as the shipped CLI)'}`);
 log(
-  `throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (unstuck / baseline / undici pass-through): ${rounds.join('; ')}`,
+  `throughput, 64 connections, small body, ${THROUGHPUT_ROUNDS} rotating rounds of ${THROUGHPUT_SECONDS} s after a warm-up: median req/s unstuck ${median(ours, 'rps')}, baseline ${median(base, 'rps')}, undici pass-through ${median(context, 'rps')}; median µs CPU per request ${median(ours, 'cpuPerRequest')} / ${median(base, 'cpuPerRequest')} / ${median(context, 'cpuPerRequest')}`,
 );
 log(
-  `throughput ratio (unstuck / baseline): median ${percentile(ratios, 50).toFixed(2)}x by req/s, ${percentile(cpuRatios, 50).toFixed(2)}x by CPU per request | errors: unstuck ${ourErrors}, baselines ${baseErrors}`,
+  `throughput ratio (unstuck / node:http baseline): ${describeRatios(ratiosOf(ours, base), 0.8)}; by CPU per request ${describeRatios(cpuRatiosOf(ours, base), 0.8)}`,
 );
 log(
-  `context (unstuck / the same pass-through on undici, what repairing and logging cost): median ${percentile(contextRatios, 50).toFixed(2)}x by req/s`,
+  `throughput ratio (unstuck / the same pass-through on undici, what repairing and logging cost): ${describeRatios(ratiosOf(ours, context), 0.9)}; by CPU per request ${describeRatios(cpuRatiosOf(ours, context), 0.9)} | errors, all three: ${totalErrors(results)}`,
 );
 
 await Promise.all([proxy.stop(), baseline.stop(), undiciBaseline.stop()]);

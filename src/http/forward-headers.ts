@@ -41,29 +41,40 @@ const SPECIAL = new Map<string, number>([
  */
 export type RawHeaders = readonly string[];
 
-/** The raw headers without hop-by-hop ones, those `Connection` names, and those in `skipped`; names lower-cased. */
+/**
+ * The raw headers without hop-by-hop ones, those `Connection` names, and those in `skipped`; names
+ * lower-cased. One pass; the headers a `Connection` header names (rare: HTTP/1.1 clients send
+ * `keep-alive` or `close`, which are dropped anyway) are taken out afterwards.
+ */
 function endToEnd(raw: RawHeaders, skipped: number): string[] {
   let named: Set<string> | undefined;
-  for (let index = 0; index + 1 < raw.length; index += 2) {
-    const name = raw[index] as string;
-    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
-    for (const token of (raw[index + 1] as string).split(',')) {
-      const listed = token.trim().toLowerCase();
-      if (listed === '') continue;
-      named ??= new Set();
-      named.add(listed);
-    }
-  }
   const result: string[] = [];
   for (let index = 0; index + 1 < raw.length; index += 2) {
-    const given = raw[index] as string;
-    const name = lowerCase(given);
+    const name = lowerCase(raw[index] as string);
     const kind = SPECIAL.get(name);
-    if (kind !== undefined && (kind & (DROPPED | skipped)) !== 0) continue;
-    if (named?.has(name) === true) continue;
+    if (kind !== undefined) {
+      if (name === 'connection') named = connectionTokens(raw[index + 1] as string, named);
+      if ((kind & (DROPPED | skipped)) !== 0) continue;
+    }
     result.push(name, raw[index + 1] as string);
   }
-  return result;
+  if (named === undefined) return result;
+  const kept: string[] = [];
+  for (let index = 0; index + 1 < result.length; index += 2)
+    if (!named.has(result[index] as string)) kept.push(result[index] as string, result[index + 1] as string);
+  return kept;
+}
+
+/** The header names a `Connection` value lists (RFC 9110 §7.6.1), added to `named`; `named` stays undefined while none is listed. */
+function connectionTokens(value: string, named: Set<string> | undefined): Set<string> | undefined {
+  let found = named;
+  for (const token of value.split(',')) {
+    const listed = token.trim().toLowerCase();
+    if (listed === '') continue;
+    found ??= new Set();
+    found.add(listed);
+  }
+  return found;
 }
 
 /** Most clients send lower-case names (HTTP/2 requires it); checking is cheaper than a new string. */

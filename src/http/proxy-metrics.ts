@@ -24,6 +24,38 @@ export interface ProxyMetrics {
 
 let processRegistry: Registry | undefined;
 
+/**
+ * The requests counter's counts on the request path: a plain number per (wire, status), handed to
+ * prom-client when the counter is collected (its `collect` hook runs on every render, this proxy's
+ * `/metrics` or a registry an application merged ours into), so what is rendered is always up to
+ * date. prom-client's own `inc(labels)` builds a label hash and validates the labels on every call,
+ * which here would be once per request (docs/decisions/http-proxy-cost.md).
+ */
+class RequestCounts {
+  readonly #byWire = new Map<string, Map<number, { labels: { status: string; wire: string }; count: number }>>();
+
+  add(status: number, wire: string): void {
+    let byStatus = this.#byWire.get(wire);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      this.#byWire.set(wire, byStatus);
+    }
+    const slot = byStatus.get(status);
+    if (slot === undefined) byStatus.set(status, { labels: { status: String(status), wire }, count: 1 });
+    else slot.count += 1;
+  }
+
+  /** Adds the counts so far to the counter, and starts again from zero. */
+  flush(counter: Counter<'status' | 'wire'>): void {
+    for (const byStatus of this.#byWire.values())
+      for (const slot of byStatus.values()) {
+        if (slot.count === 0) continue;
+        counter.inc(slot.labels, slot.count);
+        slot.count = 0;
+      }
+  }
+}
+
 /** One registry of the default metrics per process: each collector (event-loop delay, GC) is set up once. */
 function processMetrics(): Registry {
   if (processRegistry === undefined) {
@@ -36,11 +68,15 @@ function processMetrics(): Registry {
 export function createProxyMetrics(): ProxyMetrics {
   const registry = new Registry();
   const registers = [registry];
-  const requests = new Counter({
+  const counts = new RequestCounts();
+  new Counter({
     name: 'unstuck_proxy_requests_total',
     help: 'Requests answered by the proxy, by HTTP status and wire.',
-    labelNames: ['status', 'wire'],
+    labelNames: ['status', 'wire'] as const,
     registers,
+    collect() {
+      counts.flush(this);
+    },
   });
   const repairs = new Counter({
     name: 'unstuck_proxy_repairs_total',
@@ -67,6 +103,8 @@ export function createProxyMetrics(): ProxyMetrics {
     buckets: LATENCY_BUCKETS,
     registers,
   });
+  // One labelled child per wire: prom-client's `observe(labels, value)` makes a closure per call, a child's does not.
+  const latencyOf = new Map<string, { observe(value: number): void }>();
   let merged: Registry | undefined;
   const everything = (): Registry => {
     merged ??= Registry.merge([registry, processMetrics()]);
@@ -76,7 +114,7 @@ export function createProxyMetrics(): ProxyMetrics {
   // Rendered only when /metrics is asked (both carriers await collect()), never on a timer or on the request path.
   return {
     countRequest(status, wire) {
-      requests.inc({ status: String(status), wire });
+      counts.add(status, wire);
     },
     countRepair(rule, wire) {
       repairs.inc({ rule, wire });
@@ -88,7 +126,12 @@ export function createProxyMetrics(): ProxyMetrics {
       failures.inc({ kind, wire });
     },
     observeUpstreamLatency(seconds, wire) {
-      latency.observe({ wire }, seconds);
+      let child = latencyOf.get(wire);
+      if (child === undefined) {
+        child = latency.labels({ wire });
+        latencyOf.set(wire, child);
+      }
+      child.observe(seconds);
     },
     collect: () => everything().metrics(),
     contentType: registry.contentType,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Registry } from 'prom-client';
 import { createProxyMetrics } from '../../src/http/proxy-metrics.js';
 
 test('metrics render as Prometheus text with requests, repairs by rule, heal retries and latency, each by wire', async () => {
@@ -53,4 +54,27 @@ test('a rule name with quotes cannot break the exposition format', async () => {
   const metrics = createProxyMetrics();
   metrics.countRepair('odd"rule\\x', 'chat');
   assert.match(await metrics.collect(), /rule="odd\\"rule\\\\x"/);
+});
+
+test('an application registry that merged the proxy registry renders the request counts as they are', async () => {
+  const metrics = createProxyMetrics();
+  const application = Registry.merge([metrics.registry, new Registry()]);
+  for (let index = 0; index < 3; index += 1) metrics.countRequest(200, 'gemini');
+  metrics.countRequest(404, 'other');
+  const first = await application.metrics();
+  assert.match(first, /^unstuck_proxy_requests_total\{status="200",wire="gemini"\} 3$/m);
+  assert.match(first, /^unstuck_proxy_requests_total\{status="404",wire="other"\} 1$/m);
+  metrics.countRequest(200, 'gemini');
+  // Either registry renders every count once: the proxy's own collect() and the merged one agree.
+  assert.match(await metrics.collect(), /^unstuck_proxy_requests_total\{status="200",wire="gemini"\} 4$/m);
+  assert.match(await application.metrics(), /^unstuck_proxy_requests_total\{status="200",wire="gemini"\} 4$/m);
+  const counter = metrics.registry.getSingleMetric('unstuck_proxy_requests_total');
+  const values = (await counter?.get())?.values ?? [];
+  assert.deepEqual(
+    values.map((value) => [value.labels, value.value]),
+    [
+      [{ status: '200', wire: 'gemini' }, 4],
+      [{ status: '404', wire: 'other' }, 1],
+    ],
+  );
 });

@@ -105,11 +105,12 @@ export async function listenNode(
   let drained: (() => void) | undefined;
   server.on('request', (incoming: IncomingMessage, outgoing: ServerResponse) => {
     inFlight += 1;
-    outgoing.once('close', () => {
+    // `on`, not `once`: a response emits each of these once, and `once` wraps every listener (per request).
+    outgoing.on('close', () => {
       inFlight -= 1;
       if (inFlight === 0) drained?.();
     });
-    outgoing.once('finish', () => lingerAfterEarlyAnswer(incoming));
+    outgoing.on('finish', () => lingerAfterEarlyAnswer(incoming));
     if (draining) outgoing.shouldKeepAlive = false; // the answer goes out, the connection closes after it
     if (!hostAllowed(incoming.headers.host)) {
       incoming.resume();

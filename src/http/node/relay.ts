@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxyExchange } from '../create-proxy-core.js';
-import { rawValue } from '../forward-headers.js';
 import { SilenceTimer } from '../silence-timer.js';
 import type { Encoding } from './content-decoding.js';
 import { decoderOf, encodingOf, textOf } from './content-decoding.js';
@@ -67,6 +66,8 @@ export class Relay implements Dispatcher.DispatchHandlers {
   /** The answer's framing, to tell a complete body from a cut one when the upstream closes while it is held back. */
   #declaredLength: number | undefined;
   #chunked = false;
+  /** The answer is `text/event-stream`: its head goes to the client at once, before the first event. */
+  #eventStream = false;
   #received = 0;
   /** Backpressure, not a phase: the client's socket is full, and the upstream read waits for its `drain`. */
   #clientBlocked = false;
@@ -96,7 +97,7 @@ export class Relay implements Dispatcher.DispatchHandlers {
   }
 
   start(body: Uint8Array | undefined): void {
-    this.#outgoing.once('close', () => this.#guard(() => this.#onClientClose()));
+    this.#outgoing.on('close', () => this.#guard(() => this.#onClientClose())); // emitted once per response
     this.#outgoing.on('drain', () => this.#guard(() => this.#onDrain()));
     this.#exchange.sending();
     this.#send(body);
@@ -128,13 +129,37 @@ export class Relay implements Dispatcher.DispatchHandlers {
     if (status < 200 && status !== 101) return true; // 1xx informational: not forwarded, the answer follows
     this.#resume = resume;
     if (this.#phase === 'client-gone') return false;
+    // One pass: the headers as strings, and the first of each header the relay reads (as `rawValue` finds them).
     const raw: string[] = [];
-    for (let index = 0; index < rawHeaders.length; index += 1)
-      raw.push((rawHeaders[index] as Buffer).toString('latin1'));
+    let encoding: string | undefined;
+    let length: string | undefined;
+    let transfer: string | undefined;
+    let type: string | undefined;
+    for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+      const name = (rawHeaders[index] as Buffer).toString('latin1');
+      const value = (rawHeaders[index + 1] as Buffer).toString('latin1');
+      raw.push(name, value);
+      switch (name.length) {
+        case 12:
+          if (type === undefined && isNamed(name, 'content-type')) type = value;
+          break;
+        case 14:
+          if (length === undefined && isNamed(name, 'content-length')) length = value;
+          break;
+        case 16:
+          if (encoding === undefined && isNamed(name, 'content-encoding')) encoding = value;
+          break;
+        case 17:
+          if (transfer === undefined && isNamed(name, 'transfer-encoding')) transfer = value;
+          break;
+        default:
+      }
+    }
     const exchange = this.#exchange;
-    this.#encoding = encodingOf(rawValue(raw, 'content-encoding'));
-    this.#declaredLength = lengthOf(rawValue(raw, 'content-length'));
-    this.#chunked = rawValue(raw, 'transfer-encoding')?.toLowerCase().includes('chunked') === true;
+    this.#encoding = encodingOf(encoding);
+    this.#declaredLength = lengthOf(length);
+    this.#chunked = transfer?.toLowerCase().includes('chunked') === true;
+    this.#eventStream = type?.startsWith('text/event-stream') === true;
     this.#received = 0;
     this.#status = status;
     this.#statusText = statusText;
@@ -221,7 +246,6 @@ export class Relay implements Dispatcher.DispatchHandlers {
   /** The answer's status and headers go to the client; its body follows as it comes (decoded first when compressed). */
   #answer(): void {
     this.#timer.arm();
-    const raw = this.#headers;
     if (NO_BODY_STATUSES.has(this.#status) || this.#incoming.method === 'HEAD') {
       this.#phase = 'streaming';
       this.#writeHead();
@@ -232,7 +256,7 @@ export class Relay implements Dispatcher.DispatchHandlers {
       this.#phase = 'streaming';
       this.#writeHead();
       // An SSE client sees the status at once, before the first event; other bodies carry the headers in their first write.
-      if (rawValue(raw, 'content-type')?.startsWith('text/event-stream') === true) this.#outgoing.flushHeaders();
+      if (this.#eventStream) this.#outgoing.flushHeaders();
       return;
     }
     this.#phase = 'decoding-head';
@@ -409,6 +433,11 @@ export class Relay implements Dispatcher.DispatchHandlers {
       }
     }
   }
+}
+
+/** A header name as it came (any case) is this lower-case one, of the same length. */
+function isNamed(name: string, lowerCaseName: string): boolean {
+  return name === lowerCaseName || name.toLowerCase() === lowerCaseName;
 }
 
 /** The value of a `content-length` header, or undefined when there is none (or it is no length). */

@@ -77,11 +77,12 @@ export function intakeRequest(
     refused = true;
     writeAnswer(outgoing, exchange.tooLarge(size));
   });
-  incoming.once('end', () => {
+  // `on`: a request emits `end` and `close` once each; `once` would wrap both listeners, per request.
+  incoming.on('end', () => {
     if (!refused)
       relay.start(exchange.prepare(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
   });
-  incoming.once('close', () => {
+  incoming.on('close', () => {
     if (!refused && !incoming.complete) exchange.fail('client-closed');
   });
 }
