@@ -52,9 +52,15 @@ export async function fixThenResume(
       `${name}: every other line is kept byte for byte, in its order`,
     );
     const kept = before.map(normalize).filter((line) => !removed.includes(line));
+    const keptAfter = after.map(normalize).filter((line) => kept.includes(line));
+    // A line the fix moved (an output put back after its call: `message-moved`) keeps its bytes but not its place;
+    // every other untouched line keeps its order: the lines out of the longest common order are at most the moved ones.
+    const moved = (fixed.stderr.match(/message-moved/g) ?? []).length;
+    const outOfOrder = kept.length - commonOrder(kept, keptAfter);
+    if (outOfOrder > 0) harness.log(`      ${outOfOrder} line(s) moved, as the fix says (${moved} message-moved)`);
     harness.expect(
-      JSON.stringify(after.map(normalize).filter((line) => kept.includes(line))) === JSON.stringify(kept),
-      `${name}: the history lines the fix did not touch are kept byte for byte, in their order`,
+      keptAfter.length === kept.length && outOfOrder <= moved,
+      `${name}: the history lines the fix did not touch are kept byte for byte, in their order (but for the ones it moved)`,
     );
     const seenBefore = harness.seen.length;
     pending.ensure();
@@ -78,6 +84,18 @@ export async function fixThenResume(
 }
 
 /** The lines of A not in B, as multisets, in A's order. */
+/** The length of the longest common subsequence of a and b (session files are small: quadratic is fine). */
+function commonOrder(a: readonly string[], b: readonly string[]): number {
+  let previous = new Array<number>(b.length + 1).fill(0);
+  for (const line of a) {
+    const current = new Array<number>(b.length + 1).fill(0);
+    for (const [j, other] of b.entries())
+      current[j + 1] = line === other ? (previous[j] ?? 0) + 1 : Math.max(previous[j + 1] ?? 0, current[j] ?? 0);
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
 function onlyIn(a: readonly string[], b: readonly string[]): string[] {
   const counts = new Map<string, number>();
   for (const line of b) counts.set(line, (counts.get(line) ?? 0) + 1);

@@ -186,13 +186,21 @@ export async function runOpenCode(options: AgentRunOptions): Promise<string[]> {
   const unstuck = (args: string[]) => runAgent(process.execPath, [unstuckMain, ...args], { cwd: work, env });
   // A rejected request does not use up its step: one answer is kept queued for the next resume.
   let queued = 0;
-  const resume = async (label: string) => {
+  /** `throughUnstuckRun`: `unstuck run -- opencode run -s …` (the built CLI points OpenCode at its proxy for one run). */
+  const resume = async (label: string, throughUnstuckRun = false) => {
     const before = seen.length;
     if (queued === 0) {
       emulator.push({ text: RESUMED });
       queued += 1;
     }
-    const run = await oc(['run', '-s', sessionId, 'Say it again.']);
+    const args = ['run', '-s', sessionId, 'Say it again.'];
+    const run = throughUnstuckRun
+      ? await runAgent(process.execPath, [unstuckMain, 'run', '--', opencode, ...args], {
+          cwd: work,
+          env,
+          timeoutMs: 120_000,
+        })
+      : await oc(args);
     const requests = seen.slice(before);
     queued -= requests.filter((request) => request.status === 200).length;
     log(
@@ -271,6 +279,25 @@ export async function runOpenCode(options: AgentRunOptions): Promise<string[]> {
       expect(
         rejected.run.code !== 0 && rules.includes(poisoning.rule),
         `${poisoning.name}: OpenCode sends it as it is, the strict emulator answers ${poisoning.rule}, the resume fails`,
+      );
+      // The same poisoned session through `unstuck run`: the proxy mends each request in flight (the database stays
+      // as it is, which is what fix is for).
+      const viaRun = await resume('resumed with `unstuck run -- opencode run -s …`', true);
+      for (const line of viaRun.run.stderr
+        .trim()
+        .split('\n')
+        .filter((entry) => entry.startsWith('unstuck')))
+        log(`      ${line}`);
+      expect(
+        viaRun.run.code === 0 &&
+          viaRun.run.stdout.trim() === RESUMED &&
+          viaRun.requests.length > 0 &&
+          viaRun.requests.every((request) => request.status === 200),
+        `${poisoning.name}: through \`unstuck run -- opencode\` the resume completes and the emulator saw only valid requests`,
+      );
+      expect(
+        /unstuck: repaired [1-9]/.test(viaRun.run.stderr),
+        `${poisoning.name}: unstuck run says on stderr that it repaired requests`,
       );
       const before = allRows(db);
       saved[poisoning.name] = before;
