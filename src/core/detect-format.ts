@@ -170,7 +170,11 @@ const anthropicRecogniser: WireRecogniser = {
         if (message['role'] !== 'user' && message['role'] !== 'assistant')
           return `${where} has role ${shown(message['role'])}: Anthropic messages are user or assistant`;
         const chatField = CHAT_ONLY_FIELDS.find((field) => field in message);
-        return chatField === undefined ? 'fits' : `${where} has "${chatField}", which is OpenAI chat's`;
+        if (chatField !== undefined) return `${where} has "${chatField}", which is OpenAI chat's`;
+        // Anthropic's check does not name a content of another type: refused here rather than called valid.
+        return isContent(message['content'])
+          ? 'fits'
+          : `${where} has a content that is ${kind(message['content'])}: an Anthropic message's is a string or an array of blocks`;
       },
       (value, where) => (isContent(value['content']) ? where : undefined),
       'no message has role and content',
@@ -253,6 +257,15 @@ const geminiRecogniser: WireRecogniser = {
   },
 };
 
+const REQUIRED_ITEM_FIELDS: Record<string, string> = {
+  function_call: 'string call_id, name and arguments',
+  function_call_output: 'string call_id, output',
+  custom_tool_call: 'string call_id, name and input',
+  custom_tool_call_output: 'string call_id, output',
+  reasoning: 'summary array',
+  item_reference: 'string id',
+};
+
 /** The required fields of the Responses items that have them, with their types. */
 function responsesItemEvidence(value: Record<string, unknown>): string | undefined {
   const strings = (...fields: string[]) => fields.every((field) => typeof value[field] === 'string');
@@ -292,11 +305,20 @@ const responsesRecogniser: WireRecogniser = {
       (value, where) => {
         if (!isRecord(value)) return 'junk';
         if ('parts' in value) return `${where} has "parts", which no Responses input item has`;
+        if (typeof value['type'] === 'string' && !RESPONSES_ITEM_TYPES.has(value['type']))
+          return `${where} has type ${shown(value['type'])}, which is no Responses input item's`;
+        const message = value['type'] === 'message' || (!('type' in value) && typeof value['role'] === 'string');
+        // The Responses check does not name a message without a content of its type: refused here rather than called valid.
+        if (message && typeof value['role'] !== 'string')
+          return `${where} is a message with no string role: a Responses message has one`;
+        if (message && !isContent(value['content']))
+          return `${where} is a message whose content is ${kind(value['content'])}: a Responses message's is a string or an array of parts`;
+        if (message) return 'fits';
         if (typeof value['type'] === 'string')
-          return RESPONSES_ITEM_TYPES.has(value['type'])
-            ? 'fits'
-            : `${where} has type ${shown(value['type'])}, which is no Responses input item's`;
-        if (!('type' in value) && typeof value['role'] === 'string') return 'fits';
+          // Nor does it name every item without its required fields (a function_call with no name): refused here.
+          return responsesItemEvidence(value) === undefined
+            ? `${where} is a ${value['type']} item without its required fields (${REQUIRED_ITEM_FIELDS[value['type']] ?? ''})`
+            : 'fits';
         return foreign(value, where, ['type', 'role', 'content', 'call_id', 'output']) ?? 'junk';
       },
       (value, where) => {
