@@ -158,7 +158,7 @@ function readJsonDocument(file: string, text: string, format: FormatName | undef
     throw jsonError(error, text, file);
   }
   // One message on one line is a journal of one message.
-  if (isMessage(value) && format === undefined) {
+  if (isMessage(value) && (format === undefined || format === 'openai-chat')) {
     const journal = fromJsonl(file, text);
     if (journal.messages.length > 0) return journal;
   }
