@@ -5,7 +5,9 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { run } from '../../src/cli/run.js';
 import { recogniseFormat } from '../../src/core/detect-format.js';
+import { isMessage } from '../../src/core/messages.js';
 import { captureIo } from '../support/capture-io.js';
+import { near } from '../support/near-wire-values.js';
 import { useTemporaryDirectory } from './helpers.js';
 
 /** Recognise or refuse (docs/decisions/recognise-or-refuse.md), through `check` and `fix`. */
@@ -131,6 +133,9 @@ test('check --json says which format and what showed it; --format forces one; ba
     entry?.violations.map((violation) => violation.rule),
     ['empty-messages'],
   );
+  // One message on one line is a journal of one, forced to chat or not.
+  await writeFile(path('one.json'), '{"role":"user","content":"hi"}\n');
+  assert.equal(await run(['check', '--format', 'openai-chat', path('one.json')], captureIo()), 0);
   for (const argv of [
     ['check', '--format', 'yaml', path('chat.json')],
     ['check', '--format', 'openai-chat', '--agent', 'codex', path('chat.json')],
@@ -166,17 +171,23 @@ test('a chained JSONL whose messages carry Gemini parts (Qwen Code) is not taken
 
 test('any JSON document through check: recognised (then checked) or refused with exit 2 in one line, never valid by default', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.jsonValue(), async (value) => {
+    fc.asyncProperty(fc.oneof(fc.jsonValue(), near, fc.array(near, { maxLength: 5 })), async (value) => {
       const io = captureIo({ stdin: JSON.stringify(value) });
       const exit = await run(['check', '-'], io);
-      if (
-        recogniseFormat(value).format === undefined &&
-        !(typeof value === 'object' && value !== null && 'role' in value)
-      ) {
+      const recognised = recogniseFormat(value);
+      // One message object on its own is a journal of one (a string role is its evidence).
+      const oneMessage = isMessage(value);
+      if (recognised.format === undefined && !oneMessage) {
         assert.equal(exit, 2, io.out());
         assert.equal(io.out(), '');
         assert.equal(io.err().trim().split('\n').length, 1, io.err());
-      } else assert.ok(exit === 0 || exit === 1 || exit === 2);
+        assert.match(io.err(), /not a history unstuck recognises/);
+        return;
+      }
+      const rules =
+        recognised.format === undefined || recognised.format === 'openai-chat' ? 'openai' : recognised.format;
+      if (exit === 2) assert.equal(io.err().trim().split('\n').length, 1, io.err());
+      else assert.match(io.out(), new RegExp(`^-: (valid|\\d+ problems?) for ${rules} `));
     }),
     { numRuns: 300, seed: 20261202 },
   );

@@ -5,6 +5,7 @@ import { recogniseFormat, WIRE_RECOGNISERS } from '../../src/core/detect-format.
 import { check, type FormatName } from '../../src/index.js';
 import { shapeOf, validHistory } from '../support/histories.js';
 import { validNative } from '../support/native-generators.js';
+import { near } from '../support/near-wire-values.js';
 
 /**
  * Recognise or refuse (docs/decisions/recognise-or-refuse.md), as properties: any JSON document is
@@ -16,57 +17,6 @@ const runs = Math.max(200, Math.floor(Number(process.env['UNSTUCK_PROPERTY_RUNS'
 const seed =
   process.env['UNSTUCK_PROPERTY_SEED'] === undefined ? 20261202 : Number(process.env['UNSTUCK_PROPERTY_SEED']);
 
-/** Values near the wires: the keys and words they use, nested, so the recognisers are tried at their edges. */
-const word = fc.constantFrom(
-  'user',
-  'assistant',
-  'model',
-  'system',
-  'tool',
-  'function',
-  'message',
-  'function_call',
-  'function_call_output',
-  'text',
-  'tool_use',
-  'tool_result',
-  'thinking',
-  'step-start',
-  'x',
-);
-const key = fc.constantFrom(
-  'role',
-  'content',
-  'parts',
-  'type',
-  'text',
-  'tool_calls',
-  'tool_call_id',
-  'call_id',
-  'name',
-  'arguments',
-  'output',
-  'functionCall',
-  'functionResponse',
-  'thought',
-  'info',
-  'messages',
-  'contents',
-  'input',
-  'system',
-  'id',
-);
-const { near } = fc.letrec((tie) => ({
-  near: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    word,
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie('near'), { maxLength: 4 }),
-    fc.dictionary(key, tie('near'), { maxKeys: 5 }),
-  ),
-}));
 const anyDocument = fc.oneof(fc.jsonValue(), near, fc.array(near, { maxLength: 5 }));
 
 function assertOneLine(text: string): void {
