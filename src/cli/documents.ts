@@ -1,7 +1,7 @@
-import { detectFormat } from '../core/detect-format.js';
+import { type Recognised, recogniseFormat } from '../core/detect-format.js';
 import { UnstuckError } from '../core/errors.js';
 import { fromAnthropicMessages } from '../core/formats/anthropic-messages.js';
-import type { FormatName, NativeFormatName } from '../core/formats/format-types.js';
+import { type FormatName, formatNames, type NativeFormatName } from '../core/formats/format-types.js';
 import { fromGeminiContents } from '../core/formats/gemini-contents.js';
 import { fromResponsesInput } from '../core/formats/responses-input.js';
 import { isMessage, type Message } from '../core/messages.js';
@@ -15,7 +15,7 @@ import {
 import type { Io } from './io.js';
 import { findJsonErrorOffset, lineAndColumn } from './json-error-offset.js';
 import { decodeInput, readInputBytes } from './read-input.js';
-import { readAgentSession } from './sessions/agent-readers.js';
+import { agentEvidence, agentNames, agentReaders, readAgentSession } from './sessions/agent-readers.js';
 import type { AgentSession } from './sessions/agent-session.js';
 
 /** The containers a history comes in. Written back in the same one. */
@@ -46,20 +46,52 @@ export interface HistoryDocument {
   indent: number;
   /** Another agent's session file (format 'agent-session'): read and written back by its reader (src/cli/sessions/). */
   agent?: AgentSession;
+  /** What showed the document's format (docs/decisions/recognise-or-refuse.md), e.g. `[0] has role "user" and a content (openai-chat)`. */
+  evidence?: string;
 }
 
 export interface ReadDocumentOptions {
   /** --agent: read FILE as this agent's session file, whatever its content looks like. */
   agent?: string;
+  /** --format: read a JSON document's history as this wire format, whatever its elements look like. */
+  format?: FormatName;
+}
+
+/** What unstuck reads, for the line that refuses a document it does not recognise. */
+function readsLine(): string {
+  return `unstuck reads OpenAI chat, Anthropic Messages, Gemini contents and Responses input (a JSON array, or a request body), its own .md and .jsonl sessions, and the session files of ${agentReaders.map((reader) => reader.label).join(', ')}; to read it as one anyway, pass --format ${formatNames.join('|')} or --agent ${agentNames.join('|')}`;
+}
+
+/** The one line for a document no recogniser took: never read as anything, never called valid. */
+export function notRecognised(file: string, why: string): UnstuckError {
+  return new UnstuckError('INPUT_INVALID', `not a history unstuck recognises (${why}); ${readsLine()}`, { file });
+}
+
+/** A chat-only container (.md, .jsonl) asked for another wire. */
+function chatOnly(container: string, format: FormatName | undefined): void {
+  if (format !== undefined && format !== 'openai-chat')
+    throw new UnstuckError(
+      'USAGE',
+      `--format ${format}: a ${container} holds OpenAI chat messages; --format applies to JSON documents`,
+    );
 }
 
 /** Reads FILE (or stdin for '-'), detecting its container. Bad input throws one UnstuckError naming the file and position. */
 export async function readDocument(file: string, io: Io, options: ReadDocumentOptions = {}): Promise<HistoryDocument> {
+  if (options.agent !== undefined && options.format !== undefined)
+    throw new UnstuckError('USAGE', 'name --agent or --format, not both: an agent session file has its own wire');
   const bytes = await readInputBytes(file, io);
   if (/\.md$/i.test(file) && options.agent === undefined) {
+    chatOnly('Markdown transcript', options.format);
     // Through the store, so a long session's declared segment files are read too (and nothing else).
     // Its markers carry the messages; the readable text is only printed back when nothing changed.
     const loaded = await createTranscriptStore(file).load();
+    // Markdown without a message marker is not a transcript of ours (a README, notes): refused, not "damaged".
+    if (loaded.messages.length === 0)
+      throw notRecognised(
+        file,
+        `a .md file with no unstuck transcript message in it${loaded.problems[0] === undefined ? '' : `: ${loaded.problems[0].why}`}`,
+      );
     return {
       file,
       format: 'markdown',
@@ -70,6 +102,7 @@ export async function readDocument(file: string, io: Io, options: ReadDocumentOp
       text: bytes.toString('utf8'),
       bytes,
       indent: 0,
+      evidence: `${loaded.messages.length} message(s) under unstuck transcript markers (markdown)`,
     };
   }
   const { text, bom } = decodeInput(bytes, file);
@@ -89,17 +122,21 @@ export async function readDocument(file: string, io: Io, options: ReadDocumentOp
       bytes,
       indent: 0,
       agent: session,
+      evidence: options.agent === undefined ? agentEvidence(session.agent) : `--agent ${options.agent}`,
     };
     if (bom) document.bom = true;
     return document;
   }
-  const document = { ...readJsonDocument(file, text), bytes };
+  const document = { ...readJsonDocument(file, text, options.format), bytes };
   if (bom) document.bom = true;
   return document;
 }
 
-function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'bytes'> {
-  if (/\.jsonl$/i.test(file)) return fromJsonl(file, text);
+function readJsonDocument(file: string, text: string, format: FormatName | undefined): Omit<HistoryDocument, 'bytes'> {
+  if (/\.jsonl$/i.test(file)) {
+    chatOnly('JSONL journal', format);
+    return fromJsonl(file, text);
+  }
   const trimmed = text.trimStart();
   if (trimmed === '')
     throw new UnstuckError(
@@ -111,9 +148,8 @@ function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'by
     const value = parseJson(text, file);
     return historyDocument(
       { file, format: 'json-array', text, indent: detectIndent(text) },
-      detectFormat(value),
+      recognise(file, value, format),
       value,
-      '',
     );
   }
   // An object: a request body, or the first line of JSONL.
@@ -124,26 +160,47 @@ function readJsonDocument(file: string, text: string): Omit<HistoryDocument, 'by
     if (text.trim().includes('\n')) return fromJsonl(file, text);
     throw jsonError(error, text, file);
   }
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const body = value as Record<string, unknown>;
-    const key = Array.isArray(body['messages'])
-      ? 'messages'
-      : Array.isArray(body['contents'])
-        ? 'contents'
-        : Array.isArray(body['input'])
-          ? 'input'
-          : undefined;
-    if (key !== undefined) {
-      const base = { file, format: 'request-body' as const, text, body, key, indent: detectIndent(text) };
-      return historyDocument(base, detectFormat(body), body[key], 'messages');
-    }
+  // One message on one line is a journal of one message.
+  if (isMessage(value) && (format === undefined || format === 'openai-chat')) {
+    const journal = fromJsonl(file, text);
+    if (journal.messages.length > 0) return journal;
   }
-  if (isMessage(value)) return fromJsonl(file, text);
-  throw new UnstuckError(
-    'INPUT_INVALID',
-    'expected a JSON array of messages, a request body with a "messages", "contents" or "input" array, or JSONL with one message a line',
-    { file, position: '1:1' },
+  const recognised = recognise(file, value, format);
+  const body = value as Record<string, unknown>;
+  const key = recognised.key as string;
+  return historyDocument(
+    { file, format: 'request-body', text, body, key, indent: detectIndent(text) },
+    recognised,
+    body[key],
   );
+}
+
+const BODY_KEYS: Record<FormatName, string> = {
+  'openai-chat': 'messages',
+  'anthropic-messages': 'messages',
+  'gemini-contents': 'contents',
+  'responses-input': 'input',
+};
+
+/** The wire of a JSON document: as --format names it, or recognised on its evidence; else refused (exit 2). */
+function recognise(file: string, value: unknown, format: FormatName | undefined): Recognised {
+  if (format === undefined) {
+    const recognised = recogniseFormat(value);
+    if (recognised.format === undefined) throw notRecognised(file, recognised.why);
+    return recognised;
+  }
+  if (Array.isArray(value)) return { format, evidence: `--format ${format}` };
+  const key = BODY_KEYS[format];
+  if (value === null || typeof value !== 'object' || !Array.isArray((value as Record<string, unknown>)[key]))
+    throw new UnstuckError(
+      'INPUT_INVALID',
+      `--format ${format}: expected a JSON array, or a request body with a "${key}" array`,
+      {
+        file,
+        position: '1:1',
+      },
+    );
+  return { format, evidence: `--format ${format}`, key };
 }
 
 /** What the elements of a history are called in its wire: messages, contents or input items. */
@@ -158,22 +215,22 @@ const converters: Record<NativeFormatName, (history: readonly unknown[]) => { me
 };
 
 /**
- * The document of a history in the wire detectFormat named; where it could not tell (an empty
- * array, elements that are no wire's), OpenAI chat, whose reading then names what is not a message.
+ * The document of a history in the wire recognised (or forced). Forced to OpenAI chat, an element
+ * that is not a message is still refused by name: the chat model cannot hold it.
  */
 function historyDocument(
   base: Omit<HistoryDocument, 'wire' | 'messages' | 'items' | 'problems' | 'bytes'>,
-  detected: FormatName | undefined,
+  recognised: Recognised,
   history: unknown,
-  path: string,
 ): Omit<HistoryDocument, 'bytes'> {
-  const wire = detected ?? 'openai-chat';
+  const wire = recognised.format;
+  const evidence = recognised.evidence;
   if (wire === 'openai-chat') {
-    const messages = asMessages(history, base.file, path);
-    return { ...base, wire, messages, items: messages, problems: [] };
+    const messages = asMessages(history, base.file, base.key ?? '');
+    return { ...base, wire, messages, items: messages, problems: [], evidence };
   }
   const items = history as unknown[];
-  return { ...base, wire, items, messages: converters[wire](items).messages, problems: [] };
+  return { ...base, wire, items, messages: converters[wire](items).messages, problems: [], evidence };
 }
 
 /** The document with its history replaced (in the document's own wire: native elements for another wire than chat), in its own container. */
@@ -208,6 +265,8 @@ function fromJsonl(file: string, text: string): Omit<HistoryDocument, 'bytes'> {
     const first = loaded.problems[0] as SessionProblem;
     throw new UnstuckError('INPUT_INVALID', `not a history: ${first.why}`, { file, position: String(first.line ?? 1) });
   }
+  // An empty journal holds no message to check: refused, never "valid (0 messages)".
+  if (loaded.messages.length === 0) throw notRecognised(file, 'a .jsonl file with no line in it');
   return {
     file,
     format: 'jsonl',
@@ -217,6 +276,7 @@ function fromJsonl(file: string, text: string): Omit<HistoryDocument, 'bytes'> {
     problems: loaded.problems,
     text,
     indent: 0,
+    evidence: `${loaded.messages.length} line(s) with a string role (unstuck journal, openai-chat)`,
   };
 }
 

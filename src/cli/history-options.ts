@@ -1,4 +1,5 @@
 import { UnstuckError } from '../core/errors.js';
+import { type FormatName, formatNames, isFormatName } from '../core/formats/format-types.js';
 import { isProfileName, type ProfileName, profileNames } from '../core/profiles.js';
 import type { Command } from './command.js';
 
@@ -9,6 +10,7 @@ export const historyOptions: Command['options'] = {
   request: { type: 'boolean' },
   model: { type: 'string' },
   thinking: { type: 'string' },
+  format: { type: 'string' },
 };
 
 export const historyOptionHelp: Record<string, string> = {
@@ -17,6 +19,7 @@ export const historyOptionHelp: Record<string, string> = {
   request: 'Treat each file as a request about to be sent (adds rules about how a request ends)',
   model: 'The model the history is sent to (some rules depend on it, e.g. deepseek-reasoner)',
   thinking: 'Thinking mode on or off (default: what the profile assumes for the model)',
+  format: `Read a JSON document's history as this wire format (${formatNames.join(', ')}; default: recognised from its elements, else refused)`,
 };
 
 export interface HistoryFlags {
@@ -39,4 +42,13 @@ export function readHistoryFlags(values: Record<string, unknown>): HistoryFlags 
     flags.thinking = thinking === 'on';
   }
   return flags;
+}
+
+/** --format: the wire a JSON document is read as, instead of the one its elements show (or a refusal). */
+export function readFormatFlag(values: Record<string, unknown>): { format?: FormatName } {
+  const format = values['format'];
+  if (format === undefined) return {};
+  if (typeof format !== 'string' || !isFormatName(format))
+    throw new UnstuckError('USAGE', `--format takes ${formatNames.join(', ')}, not '${String(format)}'`);
+  return { format };
 }

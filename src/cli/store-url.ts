@@ -163,5 +163,6 @@ export async function readStoreDocument(
     text: json,
     bytes: Buffer.from(json, 'utf8'),
     indent: 2,
+    evidence: 'a session of the database store the URL names (openai-chat)',
   };
 }

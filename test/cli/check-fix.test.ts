@@ -194,6 +194,7 @@ test('help text is generated from the command definitions (pinned)', () => {
       '      --request              Treat each file as a request about to be sent (adds rules about how a request ends)',
       '      --model VALUE          The model the history is sent to (some rules depend on it, e.g. deepseek-reasoner)',
       '      --thinking VALUE       Thinking mode on or off (default: what the profile assumes for the model)',
+      "      --format VALUE         Read a JSON document's history as this wire format (openai-chat, anthropic-messages, gemini-contents, responses-input; default: recognised from its elements, else refused)",
       "      --agent VALUE          Read each FILE as this agent's session file (claude-code, cline, codex, gemini-cli, opencode, qwen-code; default: recognised from the content)",
       "      --session VALUE        For OpenCode's opencode.db: the session to check (also FILE#ID; default: every session)",
       '  -h, --help                 Show this help',

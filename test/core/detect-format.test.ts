@@ -21,8 +21,16 @@ test('an array: each format by what its elements carry', () => {
 test('a request body: by its history key, and Anthropic by a top-level system', () => {
   assert.equal(detectFormat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }), 'openai-chat');
   assert.equal(detectFormat({ system: 'be brief', messages: [{ role: 'user', content: 'hi' }] }), 'anthropic-messages');
-  assert.equal(detectFormat({ contents: [] }), 'gemini-contents');
-  assert.equal(detectFormat({ input: [] }), 'responses-input');
+  assert.equal(detectFormat({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }), 'gemini-contents');
+  assert.equal(
+    detectFormat({
+      input: [
+        { role: 'user', content: 'hi' },
+        { type: 'message', role: 'assistant', content: 'ok' },
+      ],
+    }),
+    'responses-input',
+  );
 });
 
 test('what it does not recognise is not called one of the formats', () => {
@@ -32,6 +40,10 @@ test('what it does not recognise is not called one of the formats', () => {
     [{ foo: 1 }],
     [{ role: 'user', content: 'hi' }, { note: 'not a message' }],
     { messages: [] },
+    // An empty history under a body key is no evidence either: `input` is also an embeddings or moderation body's.
+    { contents: [] },
+    { input: [] },
+    { model: 'text-embedding-3-small', input: ['a', 'b'] },
     { messages: [{ text: 'no role' }] },
     { prompt: 'hello' },
     { messages: 'not an array' },

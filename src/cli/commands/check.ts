@@ -4,7 +4,7 @@ import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { describeFailure } from '../describe-failure.js';
 import { elementLabel, type HistoryDocument, readDocument } from '../documents.js';
-import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
+import { historyOptionHelp, historyOptions, readFormatFlag, readHistoryFlags } from '../history-options.js';
 import { agentLabel, agentNames } from '../sessions/agent-readers.js';
 import { checkOpenCodeTarget, openCodeTarget } from '../sessions/opencode-command.js';
 import { isStoreUrl, readStoreDocument } from '../store-url.js';
@@ -21,6 +21,10 @@ export const checkCommand: Command = {
   },
   async run({ values, positionals }, io) {
     const flags = readHistoryFlags(values);
+    const readOptions = {
+      ...readFormatFlag(values),
+      ...(typeof values['agent'] === 'string' ? { agent: values['agent'] } : {}),
+    };
     if (positionals.length === 0) {
       io.stderr.write('unstuck check: name at least one FILE (- for stdin)\n');
       return EXIT.usage;
@@ -38,9 +42,7 @@ export const checkCommand: Command = {
           if (checked.exit !== EXIT.ok && exit === EXIT.ok) exit = checked.exit;
           continue;
         }
-        document = isStoreUrl(file)
-          ? await readStoreDocument(file, io)
-          : await readDocument(file, io, typeof values['agent'] === 'string' ? { agent: values['agent'] } : {});
+        document = isStoreUrl(file) ? await readStoreDocument(file, io) : await readDocument(file, io, readOptions);
       } catch (error) {
         if (!isUnstuckError(error)) throw error;
         io.stderr.write(`${describeFailure('check', error)}\n`);
@@ -64,6 +66,8 @@ export const checkCommand: Command = {
           format: document.format,
           ...(document.wire === 'openai-chat' ? {} : { wire: document.wire }),
           ...(document.agent === undefined ? {} : { agent: document.agent.agent }),
+          // Which format, and what showed it (docs/decisions/recognise-or-refuse.md).
+          recognised: { as: document.wire, evidence: document.evidence ?? 'read from the store' },
           messages: count,
           violations,
           ...(document.problems.length > 0 ? { problems: document.problems } : {}),

@@ -12,7 +12,7 @@ import { acquireWriterLock } from '../../session/writer-lock.js';
 import type { Command } from '../command.js';
 import { EXIT } from '../command.js';
 import { elementLabel, formatDocument, type HistoryDocument, originalText, readDocument } from '../documents.js';
-import { historyOptionHelp, historyOptions, readHistoryFlags } from '../history-options.js';
+import { historyOptionHelp, historyOptions, readFormatFlag, readHistoryFlags } from '../history-options.js';
 import { findNestingOffset, lineAndColumn } from '../json-error-offset.js';
 import type { ReportViolation } from '../report/render-repair-report.js';
 import { writeRepairReport } from '../report/write-repair-report.js';
@@ -109,7 +109,10 @@ async function fixFile(
 ): Promise<number> {
   const document = isStoreUrl(file)
     ? await readStoreDocument(file, io)
-    : await readDocument(file, io, typeof values['agent'] === 'string' ? { agent: values['agent'] } : {});
+    : await readDocument(file, io, {
+        ...readFormatFlag(values),
+        ...(typeof values['agent'] === 'string' ? { agent: values['agent'] } : {}),
+      });
   // Another provider's wire is repaired by its own rules, and written back in it.
   const wireOptions: RepairOptions = { ...options, format: document.wire };
   const before = check(document.items, wireOptions);

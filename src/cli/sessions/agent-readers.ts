@@ -39,7 +39,21 @@ export function readAgentSession(file: string, text: string, agent?: string): Ag
     if (reader === undefined) throw new UnstuckError('USAGE', `--agent takes ${agentNames.join(', ')}, not '${agent}'`);
     return reader.read(file, text);
   }
-  return agentReaders.find((reader) => reader.detect(file, text))?.read(file, text);
+  // Each reader's detect is its positive evidence; a file two readers claim is refused, not guessed.
+  const claimed = agentReaders.filter((reader) => reader.detect(file, text));
+  if (claimed.length > 1)
+    throw new UnstuckError(
+      'INPUT_INVALID',
+      `ambiguous: reads as a session file of ${claimed.map((reader) => reader.label).join(' and of ')}; name one with --agent ${claimed.map((reader) => reader.agent).join('|')}`,
+      { file },
+    );
+  return claimed[0]?.read(file, text);
+}
+
+/** What showed a file to be this agent's session (its reader's detect), for `check --json`. */
+export function agentEvidence(agent: AgentName): string {
+  const reader = agentReaders.find((candidate) => candidate.agent === agent);
+  return `${reader?.evidence ?? 'its reader recognised the file'} (${reader?.label ?? agent} session)`;
 }
 
 export function agentLabel(agent: AgentName): string {

@@ -28,7 +28,9 @@ export interface AgentReader {
   agent: AgentName;
   /** A human name for lists and reports. */
   label: string;
-  /** Whether `text` (the file at `file`) is this agent's session. Cheap: looks at the first lines only. */
+  /** What detect looks for, in words (the evidence `check --json` names). */
+  evidence?: string;
+  /** Whether `text` (the file at `file`) is this agent's session: on positive evidence only. Cheap: looks at the first lines only. */
   detect(file: string, text: string): boolean;
   /** Reads the session; bad input throws UnstuckError naming the file and line. */
   read(file: string, text: string): AgentSession;

@@ -21,10 +21,15 @@ import { alignRepaired, type Block, contentBlocks, isRecord, sameJson } from './
 export const claudeCodeReader: AgentReader = {
   agent: 'claude-code',
   label: 'Claude Code',
+  evidence:
+    'a line with a string sessionId and a parentUuid, leafUuid or queue-operation type, its message (if any) with a content',
   detect(_file, text) {
     for (const line of firstLines(text, 40)) {
       const value = parseLine(line);
       if (!isRecord(value) || typeof value['sessionId'] !== 'string') continue;
+      // Claude Code's messages carry Anthropic content; a chained record whose message has none (Qwen Code's carry
+      // Gemini parts) is another agent's.
+      if (isRecord(value['message']) && !('content' in value['message'])) return false;
       if ('parentUuid' in value || 'leafUuid' in value || value['type'] === 'queue-operation') return true;
     }
     return false;

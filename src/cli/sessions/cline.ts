@@ -1,4 +1,5 @@
 import { UnstuckError } from '../../core/errors.js';
+import type { SessionProblem } from '../../session/index.js';
 import type { AgentReader, AgentSession } from './agent-session.js';
 import { alignRepaired, isRecord, sameJson } from './align-repaired.js';
 
@@ -14,6 +15,7 @@ import { alignRepaired, isRecord, sameJson } from './align-repaired.js';
 export const clineReader: AgentReader = {
   agent: 'cline',
   label: 'Cline / Roo Code',
+  evidence: 'named api_conversation_history.json, a JSON array',
   detect(file, text) {
     if (!/(^|[\\/])api_conversation_history\.json$/.test(file)) return false;
     return text.trimStart().startsWith('[');
@@ -41,9 +43,16 @@ function readClineHistory(file: string, text: string): AgentSession {
     ),
   );
   const sent: number[] = [];
+  // Besides messages only Roo's own typed items (reasoning), which are not sent; anything else is kept as it is
+  // and reported, never silently passed over.
+  const problems: SessionProblem[] = [];
   elements.forEach((element, index) => {
+    if (!isRecord(element) || typeof element['role'] !== 'string') {
+      if (!isRecord(element) || typeof element['type'] !== 'string')
+        problems.push({ file, why: `element ${index} is not a message (an object with a string role): kept as it is` });
+      return;
+    }
     if (index < Math.max(lastSummary, 0)) return;
-    if (!isRecord(element) || typeof element['role'] !== 'string') return;
     if (typeof element['truncationParent'] === 'string' && markers.has(element['truncationParent'])) return;
     sent.push(index);
   });
@@ -58,7 +67,7 @@ function readClineHistory(file: string, text: string): AgentSession {
     native,
     sources: sent.map((index) => [index]),
     sourceKind: 'element',
-    problems: [],
+    problems,
     write(repaired) {
       const out = [...elements];
       const dropped = new Set<number>();

@@ -17,6 +17,7 @@ const PASSTHROUGH = 'internal_chat_message_metadata_passthrough';
 export const codexReader: AgentReader = {
   agent: 'codex',
   label: 'Codex',
+  evidence: 'its first line a session_meta record with a payload object',
   detect(_file, text) {
     const first = parseLine(text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n')));
     return isRecord(first) && first['type'] === 'session_meta' && isRecord(first['payload']);

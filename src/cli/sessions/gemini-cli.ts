@@ -19,6 +19,7 @@ import { alignRepaired, type Block, isRecord, sameJson } from './align-repaired.
 export const geminiCliReader: AgentReader = {
   agent: 'gemini-cli',
   label: 'Gemini CLI',
+  evidence: 'its first line a record with string sessionId and projectHash, no parentUuid',
   detect(_file, text) {
     const end = text.indexOf('\n');
     const first = parseLine(end === -1 ? text : text.slice(0, end));
