@@ -61,6 +61,10 @@ const RESPONSES_ITEM_TYPES = new Set([
   'mcp_approval_response',
   'image_generation_call',
   'code_interpreter_call',
+  // Client-executed tool search (responses-calls.ts pairs it with its output) and Codex's opaque compaction item.
+  'tool_search_call',
+  'tool_search_output',
+  'compaction',
 ]);
 /** Content blocks only Anthropic Messages has (a chat gateway passes them on, but a history of them is Anthropic's). */
 const ANTHROPIC_BLOCK_TYPES = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
@@ -319,7 +323,11 @@ const responsesRecogniser: WireRecogniser = {
           return responsesItemEvidence(value) === undefined
             ? `${where} is a ${value['type']} item without its required fields (${REQUIRED_ITEM_FIELDS[value['type']] ?? ''})`
             : 'fits';
-        return foreign(value, where, ['type', 'role', 'content', 'call_id', 'output']) ?? 'junk';
+        // An item with neither a type nor a role the Responses check cannot place (nor name): refused, not skipped.
+        return (
+          foreign(value, where, ['type', 'role', 'content', 'call_id', 'output']) ??
+          `${where} has neither a type nor a role: every Responses input item has one`
+        );
       },
       (value, where) => {
         if (typeof value['type'] !== 'string') return undefined;

@@ -62,24 +62,36 @@ async function refused(command: string[], file: string): Promise<string> {
   return io.err();
 }
 
-test('an OpenCode export, unpoisoned and poisoned, is refused by check and fix (never "valid for gemini-contents"), nothing written', async () => {
+test('an OpenCode export is read as the OpenCode session it is, on its own evidence (never "valid for gemini-contents"): the duplicated tool part found; its messages array alone is refused', async () => {
   for (const poisoned of [false, true]) {
     const file = path(poisoned ? 'poisoned-export.json' : 'export.json');
     const text = `${JSON.stringify(opencodeExport(poisoned), null, 2)}\n`;
     await writeFile(file, text);
-    const why = await refused(['check'], file);
-    assert.match(why, /messages\[0\] has "parts", which no chat or Anthropic message has/);
-    await refused(['fix'], file);
-    await refused(['fix', '--write'], file);
-    assert.equal(await readFile(file, 'utf8'), text);
-    assert.deepEqual(
-      (await readdir(dirname(file))).filter((name) => name.startsWith(file.split('/').pop() as string)),
-      [file.split('/').pop()],
+    const io = captureIo();
+    const exit = await run(['check', '--json', file], io);
+    const report = JSON.parse(io.out()) as {
+      files: { agent?: string; format: string; violations: { rule: string }[] }[];
+    };
+    assert.equal(report.files[0]?.agent, 'opencode', io.out());
+    assert.notEqual(report.files[0]?.format, 'gemini-contents');
+    assert.equal(exit, poisoned ? 1 : 0, io.out());
+    assert.equal(
+      report.files[0]?.violations.some((violation) => violation.rule === 'tool-call-id-duplicate'),
+      poisoned,
+      io.out(),
     );
-    // Its messages array on its own is refused too: OpenCode's typed parts are not Gemini's.
+    // Its messages array on its own is refused: OpenCode's typed parts are not Gemini's.
     const bare = path(poisoned ? 'poisoned-messages.json' : 'messages.json');
     await writeFile(bare, JSON.stringify((opencodeExport(poisoned) as { messages: unknown[] }).messages));
     assert.match(await refused(['check'], bare), /\[0\]\.parts\[0\] has a "type" \("text"\): Gemini parts carry/);
+    await refused(['fix'], bare);
+    const bareText = await readFile(bare, 'utf8');
+    await refused(['fix', '--write'], bare);
+    assert.equal(await readFile(bare, 'utf8'), bareText);
+    assert.deepEqual(
+      (await readdir(dirname(bare))).filter((name) => name.startsWith(bare.split('/').pop() as string)),
+      [bare.split('/').pop()],
+    );
   }
 });
 
@@ -158,15 +170,17 @@ test('a Cline history keeps and reports an element that is not a message (it was
   assert.doesNotMatch(io.out(), /element 2/);
 });
 
-test('a chained JSONL whose messages carry Gemini parts (Qwen Code) is not taken for Claude Code', async () => {
+test('a chained JSONL whose messages carry Gemini parts is read as Qwen Code, not taken for Claude Code', async () => {
   const file = path('qwen.jsonl');
   const record = (uuid: string, parentUuid: string | null, role: string, text: string) =>
     JSON.stringify({ uuid, parentUuid, sessionId: 's1', type: role, message: { role, parts: [{ text }] } });
   await writeFile(file, `${record('u1', null, 'user', 'hi')}\n${record('u2', 'u1', 'model', 'hello')}\n`);
   const io = captureIo();
-  assert.equal(await run(['check', file], io), 2);
-  assert.doesNotMatch(io.err(), /Claude Code/);
-  assert.equal(io.err().trim().split('\n').length, 1, io.err());
+  await run(['check', '--json', file], io);
+  // Read by the Qwen Code reader (tried before Claude Code's), never taken for a Claude Code session.
+  const report = JSON.parse(io.out()) as { files: { agent?: string }[] };
+  assert.equal(report.files[0]?.agent, 'qwen-code', io.out());
+  assert.doesNotMatch(`${io.out()}${io.err()}`, /Claude Code|claude-code/);
 });
 
 test('any JSON document through check: recognised (then checked) or refused with exit 2 in one line, never valid by default', async () => {

@@ -101,8 +101,8 @@ const REQUIRED: Record<FormatName, (element: Record<string, unknown>) => string[
       ? ['type', 'call_id', 'name', 'arguments']
       : element['type'] === 'function_call_output'
         ? ['type', 'call_id', 'output']
-        : element['type'] === 'reasoning'
-          ? ['type']
+        : typeof element['type'] === 'string' && element['type'] !== 'message'
+          ? ['type'] // reasoning, the other call kinds and their outputs, MCP items: their type is what places them
           : ['role', 'content'],
 };
 
