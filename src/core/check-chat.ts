@@ -1,6 +1,6 @@
-import { buildScreen, isQuiet, SCREENED_RULES } from './clean-screen.js';
+import { buildScreen, isQuiet, SCREENED_RULES, type Screen } from './clean-screen.js';
 import { guardInput } from './input-guard.js';
-import type { Message } from './messages.js';
+import type { Message, ToolCall } from './messages.js';
 import type { CheckOptions } from './options.js';
 import type { Profile } from './profile.js';
 import { getProfile } from './profiles.js';
@@ -49,6 +49,8 @@ interface Dispatch {
   readonly unscreenedEveryRole: readonly Rule[];
   /** The built-in per-message rules of this dispatch the screen answers for. */
   readonly screened: ReadonlySet<RuleId>;
+  /** Every visitor of the dispatch is one the screen answers for (the clean path needs no rule call at all). */
+  readonly allScreened: boolean;
   readonly finishers: readonly Rule[];
   /** The built-in reasoning-content rule is a finisher here: skipped when the pass saw no turn it could report in. */
   readonly reasoningScreened: boolean;
@@ -122,6 +124,7 @@ function buildDispatch(profile: Profile, foldRepeated: boolean): Dispatch {
     unscreenedByRole,
     unscreenedEveryRole: everyRole.filter((rule) => !isScreened(rule)),
     screened,
+    allScreened: [...ruleById.values()].every((rule) => rule.visit === undefined || isScreened(rule)),
     finishers,
     reasoningScreened: finishers.includes(builtIn.reasoningContentMissing),
   };
@@ -134,94 +137,248 @@ function run(
   screenOff = false,
 ): Violation[] {
   const profile = getProfile(options.profile);
+  const strongest = options.level === 'strongest';
+  const dispatch = dispatchFor(profile, strongest && options.foldRepeatedUserMessages !== false);
+  const pass = new ChatCheck(messages, options, profile, dispatch, stopAtFirst, screenOff);
+  const uniqueIds = profile.uniqueIdsAcrossRequest || strongest;
+  try {
+    // The clean path first: one visit per message and per call, nothing allocated (but the ids of a request whose
+    // ids must be unique). Anything it cannot clear, and everything after, takes the full scan from the start.
+    if (screenOff || !pass.clean(uniqueIds)) scanToolBlocks(pass, uniqueIds, undefined, pass);
+    return pass.finish();
+  } finally {
+    pass.release();
+    if (lastPass !== pass) lastPass = pass;
+  }
+}
+
+/**
+ * The last check's instance, emptied (it holds no history and no finding): it keeps the class's map alive. When
+ * every instance had been collected (a GC between two checks), V8 dropped the map, and with it the feedback and the
+ * optimized code of the scan that name it, so each check of fresh data deoptimized and recompiled the scan
+ * (`--trace-deopt`: 25 deoptimizations in 60 checks of the bench history; 1 with this). An instance made for the
+ * purpose at load time does not do it: it never reaches the map a check ends with.
+ */
+let lastPass: ChatCheck | undefined;
+
+/**
+ * One check: the rule context, and the visitor the tool-block scan calls for each message. A class, not closures
+ * made per call: optimized code that inlines a closure holds it weakly and is thrown away when a GC collects it,
+ * so a per-call closure called once per message cost a deoptimization and a recompile on every check of fresh data.
+ */
+const NOTHING: readonly Message[] = Object.freeze([]);
+
+class ChatCheck implements RuleContext {
+  messages: readonly Message[];
+  readonly profile: Profile;
+  readonly dialect: Profile['dialect'];
+  readonly scope: 'history' | 'request';
+  readonly thinking: boolean;
+  readonly model: string | undefined;
+  lastUserIndex = -1; // known once every message was visited: only finishers read it
+  private readonly dispatch: Dispatch;
+  private readonly stopAtFirst: boolean;
+  private readonly screen: Screen | undefined;
+  private readonly alternate: boolean;
+  private readonly last: number;
   // The scan's findings, then the per-message rules' and the finishers': ordered by index at the end,
   // the scan's first where both name one message (the order the two passes this replaced gave).
-  const scanned: Violation[] = [];
-  const found: Violation[] = [];
-  let into = scanned;
-  const strongest = options.level === 'strongest';
-  const { ruleById, byRole, everyRole, unscreenedByRole, unscreenedEveryRole, screened, finishers, reasoningScreened } =
-    dispatchFor(profile, strongest && options.foldRepeatedUserMessages !== false);
-  const screen = screenOff ? undefined : buildScreen(screened, profile);
-
-  const context: { -readonly [Key in keyof RuleContext]: RuleContext[Key] } = {
-    messages,
-    profile,
-    dialect: profile.dialect,
-    scope: options.scope ?? 'history',
-    thinking: options.thinking ?? profile.thinkingByDefault(options.model),
-    model: options.model,
-    lastUserIndex: -1, // known once every message was visited: only finishers read it
-    report(finding: Finding) {
-      const rule = ruleById.get(finding.rule);
-      if (rule === undefined) return; // the profile does not enforce this rule
-      if (stopAtFirst) throw FOUND;
-      const word = rule.wording[profile.dialect] ?? rule.wording.openai;
-      into.push({
-        rule: finding.rule,
-        index: finding.index,
-        ...(finding.toolCallId === undefined ? {} : { toolCallId: finding.toolCallId }),
-        message: word(finding),
-      });
-    },
-  };
-
-  let lastUser = -1;
-  let visited = false;
-  let lastRole = '';
-  let rules: readonly Rule[] = everyRole;
-  let unscreened: readonly Rule[] = unscreenedEveryRole;
-  const alternate = alternationRequired(context);
-  const last = messages.length - 1;
-  let previousIndex = -2;
-  let previousRole: string | undefined;
+  private scanned: Violation[] = [];
+  private found: Violation[] = [];
+  private into: Violation[];
+  private visited = false;
+  private lastRole = '';
+  private rules: readonly Rule[];
+  private unscreened: readonly Rule[];
+  private previousIndex = -2;
+  private previousRole: string | undefined = undefined;
   // The reasoning rule reports only in a turn that called tools (or, in a request, the turn after the last user
   // message) and only at an assistant message without a string reasoning_content: noted here, so a history
   // with no such turn skips the rule's own pass.
-  const trackReasoning = reasoningScreened && context.thinking && !screenOff;
-  let turnCalls = false;
-  let turnUnreasoned = false;
-  let reasoningSuspect = false;
-  const visit = (message: Message, index: number, role: string, content: unknown, calls: unknown) => {
+  private readonly trackReasoning: boolean;
+  private turnCalls = false;
+  private turnUnreasoned = false;
+  private reasoningSuspect = false;
+
+  constructor(
+    messages: readonly Message[],
+    options: CheckOptions,
+    profile: Profile,
+    dispatch: Dispatch,
+    stopAtFirst: boolean,
+    screenOff: boolean,
+  ) {
+    this.messages = messages;
+    this.profile = profile;
+    this.dialect = profile.dialect;
+    this.scope = options.scope ?? 'history';
+    this.thinking = options.thinking ?? profile.thinkingByDefault(options.model);
+    this.model = options.model;
+    this.dispatch = dispatch;
+    this.stopAtFirst = stopAtFirst;
+    this.screen = screenOff ? undefined : buildScreen(dispatch.screened, profile);
+    this.alternate = alternationRequired(this);
+    this.last = messages.length - 1;
+    this.into = this.scanned;
+    this.rules = dispatch.everyRole;
+    this.unscreened = dispatch.unscreenedEveryRole;
+    this.trackReasoning = dispatch.reasoningScreened && this.thinking && !screenOff;
+  }
+
+  report(finding: Finding): void {
+    const rule = this.dispatch.ruleById.get(finding.rule);
+    if (rule === undefined) return; // the profile does not enforce this rule
+    if (this.stopAtFirst) throw FOUND;
+    const word = rule.wording[this.dialect] ?? rule.wording.openai;
+    this.into.push({
+      rule: finding.rule,
+      index: finding.index,
+      ...(finding.toolCallId === undefined ? {} : { toolCallId: finding.toolCallId }),
+      message: word(finding),
+    });
+  }
+
+  /** Called by the scan for every entry that is a message, in order, with the fields it read. */
+  visit(message: Message, index: number, role: string, content: unknown, calls: unknown): void {
     if (role === 'user') {
-      lastUser = index;
-      if (turnCalls && turnUnreasoned) reasoningSuspect = true;
-      turnCalls = false;
-      turnUnreasoned = false;
-    } else if (trackReasoning && role === 'assistant') {
-      if (typeof message.reasoning_content !== 'string') turnUnreasoned = true;
-      if (Array.isArray(calls) && calls.length > 0) turnCalls = true;
+      this.lastUserIndex = index;
+      if (this.turnCalls && this.turnUnreasoned) this.reasoningSuspect = true;
+      this.turnCalls = false;
+      this.turnUnreasoned = false;
+    } else if (this.trackReasoning && role === 'assistant') {
+      if (typeof message.reasoning_content !== 'string') this.turnUnreasoned = true;
+      if (Array.isArray(calls) && calls.length > 0) this.turnCalls = true;
     }
-    if (role !== lastRole) {
-      lastRole = role;
-      rules = byRole.get(role) ?? everyRole;
-      unscreened = unscreenedByRole.get(role) ?? unscreenedEveryRole;
+    if (role !== this.lastRole) {
+      this.lastRole = role;
+      this.rules = this.dispatch.byRole.get(role) ?? this.dispatch.everyRole;
+      this.unscreened = this.dispatch.unscreenedByRole.get(role) ?? this.dispatch.unscreenedEveryRole;
     }
-    const previous = previousIndex === index - 1 ? previousRole : undefined;
-    previousIndex = index;
-    previousRole = role;
+    const previous = this.previousIndex === index - 1 ? this.previousRole : undefined;
+    this.previousIndex = index;
+    this.previousRole = role;
+    const rules = this.rules;
     if (rules.length === 0) return;
-    visited = true;
+    this.visited = true;
+    const screen = this.screen;
     const list =
-      screen !== undefined && isQuiet(screen, message, index, role, content, calls, previous, alternate, last)
-        ? unscreened
+      screen !== undefined && isQuiet(screen, message, index, role, content, calls, previous, this.alternate, this.last)
+        ? this.unscreened
         : rules;
     if (list.length === 0) return;
-    into = found;
+    this.into = this.found;
     for (let position = 0; position < list.length; position += 1)
-      (list[position] as Rule).visit?.(message, index, context);
-    into = scanned;
-  };
-  scanToolBlocks(context, profile.uniqueIdsAcrossRequest || strongest, undefined, visit);
-  if (turnUnreasoned && (turnCalls || context.scope === 'request')) reasoningSuspect = true;
-  context.lastUserIndex = lastUser;
-  into = found;
-  for (const rule of finishers) {
-    if (trackReasoning && !reasoningSuspect && rule === builtIn.reasoningContentMissing) continue;
-    rule.finish?.(context);
+      (list[position] as Rule).visit?.(message, index, this);
+    this.into = this.scanned;
   }
-  const violations = found.length === 0 ? scanned : scanned.length === 0 ? found : scanned.concat(found);
-  // Unsorted only where no rule but the scan's can find anything (a pairing-only profile): the scan's own order.
-  if (violations.length > 1 && (visited || finishers.length > 0)) violations.sort((a, b) => a.index - b.index);
-  return violations;
+
+  /**
+   * True when the history is clean for every pairing rule and every screened per-message rule (and the profile has
+   * no rule the screen does not answer for): the blocks whole (each call with a distinct id answered once by the
+   * run of tool messages right after it), every message quiet. It reads what the full scan reads, in the same one
+   * pass, with no block state beyond the open block's calls and a bit per call; on the first thing it cannot
+   * clear it returns false, having reported nothing, and the full scan runs. A block of more than 31 calls, content
+   * that is not a string (or null), a custom rule: the full scan.
+   */
+  clean(uniqueIds: boolean): boolean {
+    const screen = this.screen;
+    if (screen === undefined || !this.dispatch.allScreened) return false;
+    const messages = this.messages;
+    const seen = uniqueIds ? new Set<string>() : undefined;
+    const alternate = this.alternate;
+    const last = this.last;
+    const trackReasoning = this.trackReasoning;
+    let lastUser = -1;
+    let turnCalls = false;
+    let turnUnreasoned = false;
+    let suspect = false;
+    let block: readonly ToolCall[] | undefined; // the open block's calls
+    let owed = 0;
+    let answered = 0; // a bit per call of the open block
+    let previousRole: string | undefined;
+    for (let index = 0; index < messages.length; index += 1) {
+      const message: unknown = messages[index];
+      if (message === null || typeof message !== 'object' || Array.isArray(message)) return false;
+      const entry = message as Message;
+      const role = entry.role;
+      if (typeof role !== 'string') return false;
+      const content = entry.content;
+      if (typeof content !== 'string' && content !== null && content !== undefined) return false;
+      let calls: unknown;
+      if (role === 'tool') {
+        if (owed === 0 || block === undefined) return false;
+        const id = entry.tool_call_id;
+        if (typeof id !== 'string' || id === '') return false;
+        let position = 0;
+        while (position < block.length && (block[position]?.id !== id || (answered & (1 << position)) !== 0))
+          position += 1;
+        if (position === block.length) return false;
+        answered |= 1 << position;
+        owed -= 1;
+      } else {
+        if (owed !== 0) return false;
+        block = undefined;
+        if (role === 'user') {
+          lastUser = index;
+          if (turnCalls && turnUnreasoned) suspect = true;
+          turnCalls = false;
+          turnUnreasoned = false;
+        } else if (role === 'assistant') {
+          calls = entry.tool_calls;
+          if (Array.isArray(calls) && calls.length > 0) {
+            const opened = calls as readonly ToolCall[];
+            if (opened.length > 31) return false;
+            for (let position = 0; position < opened.length; position += 1) {
+              const id = opened[position]?.id;
+              if (typeof id !== 'string' || id === '') return false;
+              for (let before = 0; before < position; before += 1) if (opened[before]?.id === id) return false;
+              if (seen !== undefined) {
+                if (seen.has(id)) return false;
+                seen.add(id);
+              }
+            }
+            block = opened;
+            owed = opened.length;
+            answered = 0;
+            turnCalls = true;
+          }
+          if (trackReasoning && typeof entry.reasoning_content !== 'string') turnUnreasoned = true;
+        }
+      }
+      if (!isQuiet(screen, entry, index, role, content, calls, previousRole, alternate, last)) return false;
+      previousRole = role;
+    }
+    if (owed !== 0) return false;
+    this.lastUserIndex = lastUser;
+    this.turnCalls = turnCalls;
+    this.turnUnreasoned = turnUnreasoned;
+    this.reasoningSuspect = suspect;
+    this.visited = true;
+    return true;
+  }
+
+  /** Lets go of the history and the findings (the instance outlives the check: see lastPass). */
+  release(): void {
+    this.messages = NOTHING;
+    this.scanned = [];
+    this.found = [];
+    this.into = this.scanned;
+    this.rules = this.dispatch.everyRole;
+    this.unscreened = this.dispatch.unscreenedEveryRole;
+  }
+
+  finish(): Violation[] {
+    if (this.turnUnreasoned && (this.turnCalls || this.scope === 'request')) this.reasoningSuspect = true;
+    this.into = this.found;
+    const finishers = this.dispatch.finishers;
+    for (const rule of finishers) {
+      if (this.trackReasoning && !this.reasoningSuspect && rule === builtIn.reasoningContentMissing) continue;
+      rule.finish?.(this);
+    }
+    const { scanned, found } = this;
+    const violations = found.length === 0 ? scanned : scanned.length === 0 ? found : scanned.concat(found);
+    // Unsorted only where no rule but the scan's can find anything (a pairing-only profile): the scan's own order.
+    if (violations.length > 1 && (this.visited || finishers.length > 0)) violations.sort((a, b) => a.index - b.index);
+    return violations;
+  }
 }

@@ -13,6 +13,11 @@ import type { RuleId } from './rule-ids.js';
  */
 export interface Screen {
   readonly roles: ReadonlySet<string>;
+  /** roles.has for the four roles nearly every message has, answered once per run instead of once per message. */
+  readonly userKnown: boolean;
+  readonly assistantKnown: boolean;
+  readonly toolKnown: boolean;
+  readonly systemKnown: boolean;
   /** Which rules of the run the screen answers for (each true only where the profile enforces the built-in rule). */
   readonly roleUnknown: boolean;
   readonly contentNull: boolean;
@@ -53,6 +58,10 @@ export function buildScreen(enforced: ReadonlySet<RuleId>, profile: ProfileTrait
   const userMessageRepeated = enforced.has('user-message-repeated');
   return {
     roles: profile.roles,
+    userKnown: profile.roles.has('user'),
+    assistantKnown: profile.roles.has('assistant'),
+    toolKnown: profile.roles.has('tool'),
+    systemKnown: profile.roles.has('system'),
     roleUnknown: enforced.has('role-unknown'),
     contentNull: enforced.has('content-null'),
     contentEmpty: enforced.has('content-empty'),
@@ -89,7 +98,19 @@ export function isQuiet(
   alternate: boolean,
   last: number,
 ): boolean {
-  if (screen.roleUnknown && !screen.roles.has(role)) return false;
+  if (
+    screen.roleUnknown &&
+    !(role === 'assistant'
+      ? screen.assistantKnown
+      : role === 'tool'
+        ? screen.toolKnown
+        : role === 'user'
+          ? screen.userKnown
+          : role === 'system'
+            ? screen.systemKnown
+            : screen.roles.has(role))
+  )
+    return false;
   if (role === 'assistant') {
     let callCount = -1; // -1: no tool_calls array
     if (calls !== undefined) {

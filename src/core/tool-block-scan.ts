@@ -15,11 +15,16 @@ import type { RuleContext } from './rules/rule.js';
  * so one message of 10^5 calls costs 10^5 steps, not 10^10 (one 6.4 MB request of 5x10^4 calls
  * once froze the proxy).
  */
+/** Meets every entry that is a message, in order, with the fields the scan read from it (`calls`: an assistant's). */
+export interface MessageVisitor {
+  visit(message: Message, index: number, role: string, content: unknown, calls: unknown): void;
+}
+
 export function scanToolBlocks(
   context: RuleContext,
   uniqueIdsAcrossRequest: boolean,
   wideAbove = WIDE,
-  visit?: (message: Message, index: number, role: string, content: unknown, calls: unknown) => void,
+  visitor?: MessageVisitor,
 ): void {
   const messages = context.messages;
   const nativeContent = context.profile.nativeContent === true;
@@ -84,7 +89,7 @@ export function scanToolBlocks(
       if (problem !== undefined) {
         closeBlock();
         context.report(malformedFinding(index, problem));
-        visit?.(entry, index, role, content, entry.tool_calls);
+        visitor?.visit(entry, index, role, content, entry.tool_calls);
         continue;
       }
     }
@@ -97,7 +102,7 @@ export function scanToolBlocks(
         if (Array.isArray(calls) && calls.length > 0) openBlock(entry, calls as ToolCall[], index);
       }
     }
-    visit?.(entry, index, role, content, calls);
+    visitor?.visit(entry, index, role, content, calls);
   }
   closeBlock();
 
