@@ -49,6 +49,11 @@ interface Dispatch {
   readonly unscreenedEveryRole: readonly Rule[];
   /** The built-in per-message rules of this dispatch the screen answers for. */
   readonly screened: ReadonlySet<RuleId>;
+  /** byRole and unscreenedByRole of the four common roles. */
+  readonly assistant: readonly [readonly Rule[], readonly Rule[]];
+  readonly tool: readonly [readonly Rule[], readonly Rule[]];
+  readonly user: readonly [readonly Rule[], readonly Rule[]];
+  readonly system: readonly [readonly Rule[], readonly Rule[]];
   /** Every visitor of the dispatch is one the screen answers for (the clean path needs no rule call at all). */
   readonly allScreened: boolean;
   readonly finishers: readonly Rule[];
@@ -117,12 +122,19 @@ function buildDispatch(profile: Profile, foldRepeated: boolean): Dispatch {
     );
   const screened = new Set<RuleId>();
   for (const rule of ruleById.values()) if (rule.visit !== undefined && isScreened(rule)) screened.add(rule.id);
+  const unscreenedEveryRole = everyRole.filter((rule) => !isScreened(rule));
+  const common = (role: string) =>
+    [byRole.get(role) ?? everyRole, unscreenedByRole.get(role) ?? unscreenedEveryRole] as const;
   return {
+    assistant: common('assistant'),
+    tool: common('tool'),
+    user: common('user'),
+    system: common('system'),
     ruleById,
     byRole,
     everyRole,
     unscreenedByRole,
-    unscreenedEveryRole: everyRole.filter((rule) => !isScreened(rule)),
+    unscreenedEveryRole,
     screened,
     allScreened: [...ruleById.values()].every((rule) => rule.visit === undefined || isScreened(rule)),
     finishers,
@@ -250,9 +262,26 @@ class ChatCheck implements RuleContext {
       if (Array.isArray(calls) && calls.length > 0) this.turnCalls = true;
     }
     if (role !== this.lastRole) {
+      // Roles alternate nearly every message: the common four without a Map lookup.
       this.lastRole = role;
-      this.rules = this.dispatch.byRole.get(role) ?? this.dispatch.everyRole;
-      this.unscreened = this.dispatch.unscreenedByRole.get(role) ?? this.dispatch.unscreenedEveryRole;
+      const dispatch = this.dispatch;
+      const common =
+        role === 'assistant'
+          ? dispatch.assistant
+          : role === 'tool'
+            ? dispatch.tool
+            : role === 'user'
+              ? dispatch.user
+              : role === 'system'
+                ? dispatch.system
+                : undefined;
+      if (common !== undefined) {
+        this.rules = common[0];
+        this.unscreened = common[1];
+      } else {
+        this.rules = dispatch.byRole.get(role) ?? dispatch.everyRole;
+        this.unscreened = dispatch.unscreenedByRole.get(role) ?? dispatch.unscreenedEveryRole;
+      }
     }
     const previous = this.previousIndex === index - 1 ? this.previousRole : undefined;
     this.previousIndex = index;
