@@ -1,4 +1,4 @@
-import { isMessage, type Message, messageShapeProblem } from './messages.js';
+import { isMessage, type Message, messageShapeProblem, type ToolCall } from './messages.js';
 import { malformedFinding } from './rules/message-malformed.js';
 import type { RuleContext } from './rules/rule.js';
 
@@ -15,11 +15,16 @@ import type { RuleContext } from './rules/rule.js';
  * so one message of 10^5 calls costs 10^5 steps, not 10^10 (one 6.4 MB request of 5x10^4 calls
  * once froze the proxy).
  */
+/** Meets every entry that is a message, in order, with the fields the scan read from it (`calls`: an assistant's). */
+export interface MessageVisitor {
+  visit(message: Message, index: number, role: string, content: unknown, calls: unknown): void;
+}
+
 export function scanToolBlocks(
   context: RuleContext,
   uniqueIdsAcrossRequest: boolean,
   wideAbove = WIDE,
-  visit?: (message: Message, index: number) => void,
+  visitor?: MessageVisitor,
 ): void {
   const messages = context.messages;
   const nativeContent = context.profile.nativeContent === true;
@@ -66,38 +71,43 @@ export function scanToolBlocks(
     }
   };
 
-  // One pass: each message is paired here and, through `visit`, met by the per-message rules.
+  // One pass: each message is paired here and, through `visit`, met by the per-message rules. Each field is read
+  // once and handed on (role, content, tool_calls), since on a clean history these reads are most of the cost.
   for (let index = 0; index < messages.length; index += 1) {
     const message: unknown = messages[index];
-    if (!isMessage(message)) {
+    const role = message !== null && typeof message === 'object' ? (message as { role?: unknown }).role : undefined;
+    if (typeof role !== 'string' || Array.isArray(message)) {
       closeBlock();
       context.report(malformedFinding(index, messageShapeProblem(message) ?? { path: '', got: 'something else' }));
       continue;
     }
-    const content = message.content;
+    const entry = message as Message;
+    const content = entry.content;
     // A string (or no content) is the shape of nearly every message: only other values are looked into.
     if (typeof content !== 'string' && content !== null && content !== undefined && !nativeContent) {
-      const problem = messageShapeProblem(message);
+      const problem = messageShapeProblem(entry);
       if (problem !== undefined) {
         closeBlock();
         context.report(malformedFinding(index, problem));
-        visit?.(message, index);
+        visitor?.visit(entry, index, role, content, entry.tool_calls);
         continue;
       }
     }
-    if (message.role === 'tool') visitResult(message, index);
+    let calls: unknown;
+    if (role === 'tool') visitResult(entry, index);
     else {
-      closeBlock();
-      if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0)
-        openBlock(message, index);
+      if (owner !== -1) closeBlock();
+      if (role === 'assistant') {
+        calls = entry.tool_calls;
+        if (Array.isArray(calls) && calls.length > 0) openBlock(entry, calls as ToolCall[], index);
+      }
     }
-    visit?.(message, index);
+    visitor?.visit(entry, index, role, content, calls);
   }
   closeBlock();
 
-  function openBlock(message: Message, index: number): void {
+  function openBlock(message: Message, toolCalls: readonly ToolCall[], index: number): void {
     owner = index;
-    const toolCalls = message.tool_calls ?? [];
     wide = toolCalls.length > wideAbove;
     const lastOfId = wide ? new Map<string, number>() : undefined;
     for (let position = 0; position < toolCalls.length; position += 1) {
