@@ -146,6 +146,14 @@ export async function runCline(options: AgentRunOptions): Promise<string[]> {
     const checked = spawnSync(process.execPath, [unstuckMain, 'check', file], { encoding: 'utf8' });
     log(`   unstuck check on it: exit ${checked.status}`);
     for (const line of checked.stdout.trim().split('\n')) log(`      ${line}`);
+    // Cline sends "result missing" for each call without a tool_result (its ensureToolResultsFollowToolUse), the
+    // last one's in the resume's own message: checked as sent, the file is valid, and fix has nothing to write.
+    expect(checked.status === 0, 'unstuck check: the task as written is valid as Cline sends it');
+    const untouched = spawnSync(process.execPath, [unstuckMain, 'fix', '--write', file], { encoding: 'utf8' });
+    expect(
+      untouched.status === 0 && (await readFile(file, 'utf8')) === original && !existsSync(`${file}.bak`),
+      'unstuck fix --write on it writes nothing',
+    );
 
     log('cline 2. the task as written, resumed with `cline -T <id>` straight at the strict emulator (control)');
     const control = await resume(id);

@@ -266,3 +266,12 @@ test('scan: the Cline CLI keeps its tasks in $CLINE_DIR/data/tasks (default ~/.c
     );
   }
 });
+
+test('scan: a task as the real Cline CLI 2.18.0 wrote it is valid (Cline sends "result missing" for its calls)', async () => {
+  const home = path('cline-valid-home');
+  const task = 'cline/cline-cli-2.18.0/tasks/1796173201706/api_conversation_history.json';
+  await place(task, join(home, '.cline', 'data', 'tasks', '1796173201706', 'api_conversation_history.json'));
+  const io = captureIo({ env: { HOME: home } });
+  assert.equal(await run(['scan'], io), 0, io.out());
+  assert.match(io.out(), /scanned 1 session.* 0 with problems, 0 that cannot be read, 1 valid/);
+});
