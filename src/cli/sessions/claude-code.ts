@@ -3,6 +3,7 @@ import { UnstuckError } from '../../core/errors.js';
 import type { SessionProblem } from '../../session/index.js';
 import type { AgentReader, AgentSession } from './agent-session.js';
 import { alignRepaired, type Block, contentBlocks, isRecord, sameJson } from './align-repaired.js';
+import { firstLines, parseLine } from './jsonl-lines.js';
 
 /**
  * Claude Code's session file (`~/.claude/projects/<dir>/<session>.jsonl`): one event a line, linked by
@@ -460,22 +461,4 @@ function toolResultIds(row: Row): string[] {
   return contentBlocks((row.value['message'] as Record<string, unknown>)['content']).flatMap((block) =>
     block['type'] === 'tool_result' && typeof block['tool_use_id'] === 'string' ? [block['tool_use_id']] : [],
   );
-}
-
-function parseLine(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-}
-
-function* firstLines(text: string, count: number): Generator<string> {
-  let start = 0;
-  for (let index = 0; index < count && start < text.length; index += 1) {
-    const end = text.indexOf('\n', start);
-    yield text.slice(start, end === -1 ? text.length : end);
-    if (end === -1) return;
-    start = end + 1;
-  }
 }

@@ -2,6 +2,7 @@ import { UnstuckError } from '../../core/errors.js';
 import type { SessionProblem } from '../../session/index.js';
 import type { AgentReader, AgentSession } from './agent-session.js';
 import { isRecord } from './align-repaired.js';
+import { parseLine } from './jsonl-lines.js';
 
 /** The field Codex keeps beside each item in the rollout and strips before sending it. */
 const PASSTHROUGH = 'internal_chat_message_metadata_passthrough';
@@ -232,12 +233,4 @@ function keyOf(item: Record<string, unknown>): string | undefined {
   if (typeof item['id'] === 'string') return `${item['type']} id ${item['id']}`;
   if (typeof item['call_id'] === 'string') return `${item['type']} call ${item['call_id']}`;
   return undefined;
-}
-
-function parseLine(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
-  }
 }

@@ -3,6 +3,7 @@ import { UnstuckError } from '../../core/errors.js';
 import type { SessionProblem } from '../../session/index.js';
 import type { AgentReader, AgentSession } from './agent-session.js';
 import { alignRepaired, type Block, isRecord, sameJson } from './align-repaired.js';
+import { parseLine } from './jsonl-lines.js';
 
 /**
  * Gemini CLI's chat file (`~/.gemini/tmp/<project>/chats/session-….jsonl`): a header line, then message records
@@ -415,12 +416,4 @@ function push<T>(map: Map<number, T[]>, key: number, value: T): void {
   const list = map.get(key) ?? [];
   list.push(value);
   map.set(key, list);
-}
-
-function parseLine(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
-  }
 }

@@ -3,6 +3,7 @@ import { UnstuckError } from '../../core/errors.js';
 import type { SessionProblem } from '../../session/index.js';
 import type { AgentReader, AgentSession } from './agent-session.js';
 import { alignRepaired, type Block, isRecord, sameJson } from './align-repaired.js';
+import { firstLines, parseLine } from './jsonl-lines.js';
 
 /**
  * Qwen Code's chat file (`~/.qwen/projects/<cwd-slug>/chats/<session>.jsonl`, under `$QWEN_RUNTIME_DIR` or
@@ -585,22 +586,4 @@ function newRecord(model: Record<string, unknown>, content: Record<string, unkno
 
 function partsOf(message: unknown): Block[] {
   return isRecord(message) && Array.isArray(message['parts']) ? message['parts'].filter(isRecord) : [];
-}
-
-function parseLine(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-}
-
-function* firstLines(text: string, count: number): Generator<string> {
-  let start = 0;
-  for (let index = 0; index < count && start < text.length; index += 1) {
-    const end = text.indexOf('\n', start);
-    yield text.slice(start, end === -1 ? text.length : end);
-    if (end === -1) return;
-    start = end + 1;
-  }
 }
