@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import type { EmulatedRequest, Emulator, EmulatorOptions } from '../../src/emulator/index.js';
+import { createEmulator } from '../../src/emulator/index.js';
 
 export interface AgentProcess {
   code: number | null;
@@ -44,4 +46,42 @@ export function jsonlLines(text: string): { lines: string[]; records: (Record<st
 
 export function joinLines(lines: readonly string[]): string {
   return `${lines.join('\n')}\n`;
+}
+
+/** A run's expectations: each logged as `ok`/`FAILED` under the agent's name; the failed ones kept to report. */
+export function expectations(
+  agent: string,
+  log: (line: string) => void,
+): { failures: string[]; expect: (ok: boolean, what: string) => void } {
+  const failures: string[] = [];
+  const expect = (ok: boolean, what: string): void => {
+    log(`${ok ? 'ok' : 'FAILED'}: ${agent}: ${what}`);
+    if (!ok) failures.push(`${agent}: ${what}`);
+  };
+  return { failures, expect };
+}
+
+/**
+ * The strict emulator on loopback for one agent's run: every request kept in `seen` and logged as path, status and
+ * the first rule it broke at `where.index` (with the provider's text when `withMessage`); never contents.
+ */
+export async function startLoggedEmulator(
+  options: Omit<EmulatorOptions, 'onRequest'>,
+  where: string,
+  log: (line: string) => void,
+  withMessage = false,
+): Promise<{ emulator: Emulator; server: Awaited<ReturnType<Emulator['listen']>>; seen: EmulatedRequest[] }> {
+  const seen: EmulatedRequest[] = [];
+  const emulator = createEmulator({
+    ...options,
+    onRequest: (request) => {
+      seen.push(request);
+      const first = request.violations[0];
+      const broke =
+        first === undefined ? '' : ` ${first.rule} ${where}.${first.index}${withMessage ? `: ${first.message}` : ''}`;
+      log(`  emulator: ${request.path} ${request.status}${broke}`);
+    },
+  });
+  const server = await emulator.listen({ host: '127.0.0.1' });
+  return { emulator, server, seen };
 }

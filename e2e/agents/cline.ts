@@ -4,10 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EmulatedRequest } from '../../src/emulator/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
 import type { AgentProcess } from './agent-process.js';
-import { runAgent } from './agent-process.js';
+import { expectations, runAgent, startLoggedEmulator } from './agent-process.js';
 import type { AgentRunOptions } from './resume-poisoned.js';
 import { unstuckMain } from './unstuck-proxy.js';
 
@@ -33,11 +31,7 @@ const RESUMED = 'Resumed.';
 
 export async function runCline(options: AgentRunOptions): Promise<string[]> {
   const { log } = options;
-  const failures: string[] = [];
-  const expect = (ok: boolean, what: string): void => {
-    log(`${ok ? 'ok' : 'FAILED'}: cline: ${what}`);
-    if (!ok) failures.push(`cline: ${what}`);
-  };
+  const { failures, expect } = expectations('cline', log);
   if (!existsSync(cline)) {
     expect(false, `${cline} is there (npm ci in e2e/agents)`);
     return failures;
@@ -48,19 +42,7 @@ export async function runCline(options: AgentRunOptions): Promise<string[]> {
   await mkdir(home);
   await mkdir(work);
   await writeFile(join(work, 'notes.txt'), 'The secret word is lighthouse.\n');
-  const seen: EmulatedRequest[] = [];
-  const emulator = createEmulator({
-    wires: ['chat'],
-    profile: 'openai',
-    onRequest: (request) => {
-      seen.push(request);
-      const first = request.violations[0];
-      log(
-        `  emulator: ${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}`}`,
-      );
-    },
-  });
-  const server = await emulator.listen({ host: '127.0.0.1' });
+  const { emulator, server, seen } = await startLoggedEmulator({ wires: ['chat'], profile: 'openai' }, 'messages', log);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
     HOME: home,

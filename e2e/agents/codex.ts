@@ -3,9 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EmulatedRequest } from '../../src/emulator/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
-import { runAgent } from './agent-process.js';
+import { expectations, runAgent, startLoggedEmulator } from './agent-process.js';
 import { codexPoisonings } from './codex-poisonings.js';
 import { fixThenResume } from './fix-resume.js';
 import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
@@ -32,11 +30,7 @@ const KEY_ENV = 'UNSTUCK_E2E_OPENAI_KEY';
 
 export async function runCodex(options: AgentRunOptions): Promise<string[]> {
   const { log } = options;
-  const failures: string[] = [];
-  const expect = (ok: boolean, what: string): void => {
-    log(`${ok ? 'ok' : 'FAILED'}: codex: ${what}`);
-    if (!ok) failures.push(`codex: ${what}`);
-  };
+  const { failures, expect } = expectations('codex', log);
   const root = await mkdtemp(join(tmpdir(), 'unstuck-e2e-codex-'));
   const home = join(root, 'codex-home');
   const work = join(root, 'work');
@@ -45,18 +39,7 @@ export async function runCodex(options: AgentRunOptions): Promise<string[]> {
   await mkdir(join(root, 'tmp'));
   await writeFile(join(work, 'notes.txt'), 'The secret word is lighthouse.\n');
   await writeFile(join(work, 'other.txt'), 'The other word is harbour.\n');
-  const seen: EmulatedRequest[] = [];
-  const emulator = createEmulator({
-    wires: ['responses'],
-    onRequest: (request) => {
-      seen.push(request);
-      const first = request.violations[0];
-      log(
-        `  emulator: ${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} input.${first.index}`}`,
-      );
-    },
-  });
-  const server = await emulator.listen({ host: '127.0.0.1' });
+  const { emulator, server, seen } = await startLoggedEmulator({ wires: ['responses'] }, 'input', log);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
     HOME: root,

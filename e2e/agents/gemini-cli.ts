@@ -3,10 +3,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EmulatedRequest } from '../../src/emulator/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
 import type { AgentProcess } from './agent-process.js';
-import { runAgent } from './agent-process.js';
+import { expectations, runAgent, startLoggedEmulator } from './agent-process.js';
 import { fixThenResume } from './fix-resume.js';
 import { geminiCliPoisonings } from './gemini-cli-poisonings.js';
 import type { AgentRunOptions, Harness, Resumed } from './resume-poisoned.js';
@@ -33,11 +31,7 @@ const RESUMED = 'Resumed.';
 
 export async function runGeminiCli(options: AgentRunOptions): Promise<string[]> {
   const { log } = options;
-  const failures: string[] = [];
-  const expect = (ok: boolean, what: string): void => {
-    log(`${ok ? 'ok' : 'FAILED'}: gemini-cli: ${what}`);
-    if (!ok) failures.push(`gemini-cli: ${what}`);
-  };
+  const { failures, expect } = expectations('gemini-cli', log);
   const root = await mkdtemp(join(tmpdir(), 'unstuck-e2e-gemini-'));
   const home = join(root, 'home');
   const work = join(root, 'work');
@@ -59,18 +53,7 @@ export async function runGeminiCli(options: AgentRunOptions): Promise<string[]> 
       2,
     )}\n`,
   );
-  const seen: EmulatedRequest[] = [];
-  const emulator = createEmulator({
-    wires: ['gemini'],
-    onRequest: (request) => {
-      seen.push(request);
-      const first = request.violations[0];
-      log(
-        `  emulator: ${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} contents.${first.index}`}`,
-      );
-    },
-  });
-  const server = await emulator.listen({ host: '127.0.0.1' });
+  const { emulator, server, seen } = await startLoggedEmulator({ wires: ['gemini'] }, 'contents', log);
   /** `throughUnstuckRun`: `unstuck run -- gemini …` (the built dist/cli/main.js), `baseUrl` the upstream it keeps. */
   const run = (args: string[], baseUrl: string, throughUnstuckRun = false): Promise<AgentProcess> =>
     runAgent(

@@ -5,9 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import type { EmulatedRequest } from '../../src/emulator/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
-import { runAgent } from './agent-process.js';
+import { expectations, runAgent, startLoggedEmulator } from './agent-process.js';
 import type { AgentRunOptions } from './resume-poisoned.js';
 import { unstuckMain } from './unstuck-proxy.js';
 
@@ -106,11 +104,7 @@ function rowDiff(before: Rows, after: Rows): { changed: string[]; total: number 
 
 export async function runOpenCode(options: AgentRunOptions): Promise<string[]> {
   const { log } = options;
-  const failures: string[] = [];
-  const expect = (ok: boolean, what: string): void => {
-    log(`${ok ? 'ok' : 'FAILED'}: opencode: ${what}`);
-    if (!ok) failures.push(`opencode: ${what}`);
-  };
+  const { failures, expect } = expectations('opencode', log);
   if (!existsSync(opencode)) {
     expect(false, `${opencode} is installed (opencode-linux-x64 is an optional dependency: Linux x64 only)`);
     return failures;
@@ -134,19 +128,12 @@ export async function runOpenCode(options: AgentRunOptions): Promise<string[]> {
     await mkdir(directory, { recursive: true });
   await writeFile(join(work, 'notes.txt'), 'The secret word is lighthouse.\n');
   const db = join(dataHome, 'opencode', 'opencode.db');
-  const seen: EmulatedRequest[] = [];
-  const emulator = createEmulator({
-    wires: ['chat'],
-    profile: 'deepseek',
-    onRequest: (request) => {
-      seen.push(request);
-      const first = request.violations[0];
-      log(
-        `  emulator: ${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}: ${first.message}`}`,
-      );
-    },
-  });
-  const server = await emulator.listen({ host: '127.0.0.1' });
+  const { emulator, server, seen } = await startLoggedEmulator(
+    { wires: ['chat'], profile: 'deepseek' },
+    'messages',
+    log,
+    true,
+  );
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
     HOME: root,

@@ -4,10 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EmulatedRequest } from '../../src/emulator/index.js';
-import { createEmulator } from '../../src/emulator/index.js';
 import type { AgentProcess } from './agent-process.js';
-import { joinLines, jsonlLines, runAgent } from './agent-process.js';
+import { expectations, joinLines, jsonlLines, runAgent, startLoggedEmulator } from './agent-process.js';
 import type { AgentRunOptions, Harness } from './resume-poisoned.js';
 import { createPending } from './resume-poisoned.js';
 import { unstuckMain } from './unstuck-proxy.js';
@@ -163,11 +161,7 @@ export const qwenCodePoisonings: readonly QwenPoisoning[] = [
 
 export async function runQwenCode(options: AgentRunOptions): Promise<string[]> {
   const { log } = options;
-  const failures: string[] = [];
-  const expect = (ok: boolean, what: string): void => {
-    log(`${ok ? 'ok' : 'FAILED'}: qwen-code: ${what}`);
-    if (!ok) failures.push(`qwen-code: ${what}`);
-  };
+  const { failures, expect } = expectations('qwen-code', log);
   const root = await mkdtemp(join(tmpdir(), 'unstuck-e2e-qwen-'));
   const home = join(root, 'home');
   const work = join(root, 'work');
@@ -190,19 +184,7 @@ export async function runQwenCode(options: AgentRunOptions): Promise<string[]> {
       2,
     )}\n`,
   );
-  const seen: EmulatedRequest[] = [];
-  const emulator = createEmulator({
-    wires: ['chat'],
-    profile: 'qwen',
-    onRequest: (request) => {
-      seen.push(request);
-      const first = request.violations[0];
-      log(
-        `  emulator: ${request.path} ${request.status}${first === undefined ? '' : ` ${first.rule} messages.${first.index}`}`,
-      );
-    },
-  });
-  const server = await emulator.listen({ host: '127.0.0.1' });
+  const { emulator, server, seen } = await startLoggedEmulator({ wires: ['chat'], profile: 'qwen' }, 'messages', log);
   const env = (baseUrl: string): NodeJS.ProcessEnv => ({
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
     HOME: home,
